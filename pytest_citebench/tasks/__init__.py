@@ -1,0 +1,1 @@
+"""Tasks: prompt + parse + score, one module per paper."""

@@ -1,0 +1,95 @@
+"""Gates: ``SUITE_GLOB:TASK_GLOB:METRIC<=VALUE`` (or ``>=``), checked once after aggregation.
+
+A gate that fails names itself, the model, the measured value and its CI. A gate is checked for
+every model of the run, against every (suite, task) its globs match.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pytest_citebench.report import METRICS, Aggregate, Stat
+
+_GATE = re.compile(
+    r"^\s*(?P<suite>[^:\s]+):(?P<task>[^:\s]+):(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*"
+    r"(?P<op><=|>=)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
+)
+
+
+class GateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Gate:
+    suite: str
+    task: str
+    metric: str
+    op: str
+    value: float
+    source: str
+
+    @property
+    def spec(self) -> str:
+        return f"{self.suite}:{self.task}:{self.metric}{self.op}{self.value:g}"
+
+    def holds(self, measured: float) -> bool:
+        if math.isnan(measured):
+            return False
+        return measured <= self.value if self.op == "<=" else measured >= self.value
+
+
+def parse_gate(spec: str, *, source: str, suite: str | None = None) -> Gate:
+    """Parse a gate; ``suite`` given means the spec comes from that suite's manifest (no glob)."""
+    text = f"{suite}:{spec}" if suite is not None else spec
+    match = _GATE.match(text) if isinstance(spec, str) else None
+    if not match:
+        form = "TASK:METRIC<=VALUE" if suite is not None else "SUITE_GLOB:TASK:METRIC<=VALUE"
+        raise GateError(f"{source}: gate {spec!r} is not of the form {form} (or >=)")
+    metric = match["metric"]
+    if metric not in METRICS:
+        raise GateError(
+            f"{source}: gate {spec!r}: unknown metric {metric!r}; known: {', '.join(METRICS)}"
+        )
+    return Gate(match["suite"], match["task"], metric, match["op"], float(match["value"]), source)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: Gate
+    model: str
+    suite: str
+    task: str
+    measured: Stat
+
+    @property
+    def passed(self) -> bool:
+        return self.gate.holds(self.measured.value)
+
+    def describe(self) -> str:
+        m = self.measured
+        ci = "" if math.isnan(m.lo) or m.lo == m.hi else f" (95% CI {m.lo:.4g}-{m.hi:.4g}, n={m.n})"
+        verdict = "PASS" if self.passed else "FAIL"
+        return (
+            f"{verdict} gate {self.gate.spec} [{self.gate.source}] on {self.model} "
+            f"{self.suite}:{self.task}: measured {m.value:.4g}{ci}"
+        )
+
+
+def evaluate(gates: Iterable[Gate], aggregates: list[Aggregate]) -> tuple[list[GateResult], list[Gate]]:
+    """(results, gates that matched nothing) — the latter are reported, never silently dropped."""
+    results: list[GateResult] = []
+    unmatched: list[Gate] = []
+    for gate in gates:
+        matched = False
+        for agg in aggregates:
+            if fnmatch.fnmatchcase(agg.suite, gate.suite) and fnmatch.fnmatchcase(agg.task, gate.task):
+                matched = True
+                results.append(GateResult(gate, agg.model, agg.suite, agg.task, agg.metrics[gate.metric]))
+        if not matched:
+            unmatched.append(gate)
+    return results, unmatched

@@ -1,0 +1,127 @@
+"""pytest's view of suites: a suite manifest is a File, each task a Collector, each
+(item, model) a test whose id reads ``suites/reasons/nlp/suite.toml::indirect::<item>[<model>]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_citebench.errors import CitebenchError
+from pytest_citebench.suites import Manifest, Suite, SuiteError, load_suite
+from pytest_citebench.tasks import registry
+
+if TYPE_CHECKING:
+    from pytest_citebench.runner import ItemResult, Job
+    from pytest_citebench.session import CitebenchSession
+
+PROPERTY = "citebench"
+
+
+def citebench_session(config: pytest.Config) -> CitebenchSession:
+    from pytest_citebench.session import SESSION_KEY
+
+    return config.stash[SESSION_KEY]
+
+
+class SuiteFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        session = citebench_session(self.config)
+        try:
+            suite = load_suite(self.path)
+            session.add_suite(suite)
+        except SuiteError as exc:
+            # One failing test for a bad suite; a collection error would stop every other suite.
+            yield BadSuite.from_parent(self, name="invalid-suite", error=exc)
+            return
+        self.config.addinivalue_line("markers", f"{suite.manifest.marker}: suite {suite.name}")
+        for task in suite.manifest.tasks:
+            if session.wants_task(task):
+                yield TaskGroup.from_parent(self, name=task, suite=suite)
+
+
+class TaskGroup(pytest.Collector):
+    def __init__(self, *, suite: Suite, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+
+    def collect(self) -> Iterator[pytest.Item]:
+        session = citebench_session(self.config)
+        task = registry.get(self.name)
+        for item in self.suite.items:
+            for model in session.models:
+                case = CaseItem.from_parent(
+                    self, name=f"{item.id}[{model.name}]", manifest=self.suite.manifest
+                )
+                case.job = session.make_job(case.nodeid, item, task, model, self.suite.manifest)
+                yield case
+
+
+class CaseFailure(Exception):
+    def __init__(self, result: ItemResult, why: str) -> None:
+        super().__init__(why)
+        self.result = result
+        self.why = why
+
+
+class CaseItem(pytest.Item):
+    job: Job
+
+    def __init__(self, *, manifest: Manifest, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.manifest = manifest
+        self.add_marker("citebench")
+        self.add_marker(self.parent.name if self.parent else "citebench")
+        self.add_marker(manifest.marker)
+
+    def runtest(self) -> None:
+        session = citebench_session(self.config)
+        result = session.result_for(self)
+        self.user_properties.append((PROPERTY, result.to_record()))
+        if result.outcome == "error":
+            raise CaseFailure(result, "error")
+        if result.outcome == "hallucinated" and session.options.strict:
+            raise CaseFailure(result, "hallucinated (--citebench-strict)")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailure):
+            return describe(excinfo.value.result, excinfo.value.why)
+        if isinstance(excinfo.value, CitebenchError):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = self.job.item.line - 1
+        return self.manifest.items_file, line, f"{self.job.item.id} {self.job.task.name} on {self.job.model.name}"
+
+
+def describe(result: ItemResult, why: str) -> str:
+    lines = [f"{result.suite}::{result.item_id} [{result.task}] on {result.model}: {why}"]
+    if result.error:
+        lines.append(result.error)
+    else:
+        lines += [f"  expected: {result.expected}", f"  given:    {result.answer}"]
+        if result.raw_answer and result.raw_answer.strip() != result.answer:
+            lines.append(f"  raw:      {result.raw_answer.strip()[:500]}")
+        if result.metrics:
+            metrics = ", ".join(f"{k}={v:.3f}" for k, v in sorted(result.metrics.items()))
+            lines.append(f"  metrics:  {metrics}")
+    return "\n".join(lines)
+
+
+class BadSuite(pytest.Item):
+    def __init__(self, *, error: SuiteError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.add_marker("citebench")
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return f"invalid suite: {self.error}\n(validate with: python -m pytest_citebench validate {self.path.parent})"
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.error.path, (self.error.line - 1) if self.error.line else None, "invalid suite"

@@ -1,0 +1,57 @@
+"""Tokenization and answer normalization shared by the REASONS metrics.
+
+nltk is imported on first use, never at module import, so that loading the plugin (and every
+pytest run that has it installed) does not pay nltk's ~0.75 s import cost.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable
+
+__all__ = ["normalize", "tokenize"]
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+@functools.cache
+def _word_tokenizer() -> Callable[[str], list[str]]:
+    # Resolved once: the lazy import is then a dict lookup, not an import-machinery round trip.
+    import nltk
+
+    tokenize_words: Callable[..., list[str]] = nltk.word_tokenize
+    return functools.partial(tokenize_words, preserve_line=True)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into the tokens the REASONS public code scored on.
+
+    The paper's numbers come from ``nltk.word_tokenize`` (case kept, punctuation kept as tokens),
+    so BLEU, F1 and the code's HR must use exactly that tokenizer to be comparable.
+    ``preserve_line=True`` skips the Punkt sentence splitter, which needs a data download; on the
+    short titles and author lists being scored it changes only whether a period that ends an
+    inner sentence is split off as its own token.
+    """
+    return _word_tokenizer()(text)
+
+
+def _is_punctuation(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("P")
+
+
+def normalize(text: str) -> str:
+    """Canonical form of an answer for "is this the same answer" comparisons.
+
+    Models vary width, case, quoting and separators ("BERT: Pre-training" vs "bert pre training")
+    without naming a different paper, so those must not count as a wrong answer. NFKC folds
+    compatibility characters (full-width letters, ligatures), casefold handles case beyond ASCII,
+    punctuation becomes a space (so hyphens and colons separate words instead of gluing them),
+    and runs of whitespace collapse to one space with none at the ends.
+    """
+    # NFKC again after casefold: casefolding can emit characters NFKC would compose, and the
+    # result must be a fixed point so that normalize(normalize(x)) == normalize(x).
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    spaced = "".join(" " if _is_punctuation(ch) else ch for ch in folded)
+    return _WHITESPACE.sub(" ", spaced).strip()

@@ -1,0 +1,154 @@
+"""pytest hooks, and nothing else. With ``--citebench`` off every hook returns after one check and
+nothing heavy is imported: this module's top imports only the standard library and pytest."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FLAG = "--citebench"
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+_CATEGORIES = {
+    "hallucinated": ("hallucinated", "H", "HALLUCINATED"),
+    "abstained": ("abstained", "A", "ABSTAINED"),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("citebench", "citation benchmarks (pytest-citebench)")
+    group.addoption(FLAG, action="store_true", help="run the citation suites as tests")
+    group.addoption(
+        "--citebench-model",
+        action="append",
+        metavar="MODEL",
+        help="litellm model name, repeatable (default: the offline baseline citebench/bm25)",
+    )
+    group.addoption("--citebench-api-base", metavar="URL", help="API base for OpenAI-compatible servers")
+    group.addoption(
+        "--citebench-record",
+        choices=RECORD_MODES,
+        default=None,
+        help="vcrpy record mode for remote models (default: none = replay only, no network)",
+    )
+    group.addoption("--citebench-cassettes", metavar="DIR", help="cassette folder (default: ./cassettes)")
+    group.addoption(
+        "--citebench-gate",
+        action="append",
+        metavar="SPEC",
+        help="gate 'SUITE_GLOB:TASK:METRIC<=VALUE' (or >=), repeatable",
+    )
+    group.addoption("--citebench-strict", action="store_true", help="hallucinated items fail")
+    group.addoption("--citebench-results", metavar="FILE", help="write JSON-lines results here")
+    group.addoption("--citebench-concurrency", type=int, metavar="N", help="model calls in flight (16)")
+    group.addoption("--citebench-temperature", type=float, metavar="T", help="sampling temperature (1.0)")
+    group.addoption("--citebench-max-tokens", type=int, metavar="N", help="max tokens (256)")
+    group.addoption("--citebench-top-p", type=float, metavar="P", help="nucleus sampling top_p (0.95)")
+    group.addoption(
+        "--citebench-param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra litellm completion argument (JSON value), repeatable; e.g. seed=7",
+    )
+    group.addoption("--citebench-retries", type=int, metavar="N", help="retries per call (2)")
+    group.addoption("--citebench-timeout", type=float, metavar="S", help="per-call timeout (120)")
+    group.addoption("--citebench-task", action="append", metavar="TASK", help="only these tasks")
+    group.addoption("--citebench-show", type=int, metavar="N", help="hallucinations shown in summary (5)")
+
+
+def _active(config: pytest.Config) -> bool:
+    return bool(config.getoption(FLAG, default=False))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "citebench: a citation benchmark case (pytest-citebench)")
+    if not _active(config):
+        return
+    from pytest_citebench.gates import GateError
+    from pytest_citebench.session import SESSION_KEY, CitebenchSession
+    from pytest_citebench.tasks import registry
+
+    for task in registry.names():
+        config.addinivalue_line("markers", f"{task}: citebench task {task}")
+    try:
+        session = CitebenchSession(config)
+    except GateError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SESSION_KEY] = session
+    if not session.is_worker:
+        config.pluginmanager.register(_ControllerHooks(session), "citebench-controller")
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # No paths given: the suites are the tests (not the project's own tests/ folder).
+        config.args = [str(p) for p in session.options.suites if p.exists()]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name != "suite.toml" or not _active(parent.config):
+        return None
+    from pytest_citebench.items import SuiteFile
+
+    return SuiteFile.from_parent(parent, path=file_path)
+
+
+def _session(config: pytest.Config) -> Any:
+    from pytest_citebench.session import SESSION_KEY
+
+    return config.stash.get(SESSION_KEY, None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    cb = _session(session.config) if _active(session.config) else None
+    if cb is None:
+        return (yield)
+    cb.prefetch(session)
+    try:
+        result = yield
+    finally:
+        if cb.is_worker:
+            cb.close()
+    if not cb.is_worker:
+        # Gates fail the run through testsfailed: by sessionfinish it is too late to change it.
+        session.testsfailed += cb.finish()
+    return result
+
+
+class _ControllerHooks:
+    """Hooks that need the session; registered only when --citebench is on, on the controller."""
+
+    def __init__(self, cb: Any) -> None:
+        self.cb = cb
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        for name, value in report.user_properties:
+            if name == "citebench":
+                self.cb.add_record(value)
+                return
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    if report.when != "call" or not report.passed or not _active(config):
+        return None
+    for name, value in report.user_properties:
+        if name == "citebench":
+            return _CATEGORIES.get(value.get("outcome"))
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    cb = _session(config) if _active(config) else None
+    if cb is None or cb.is_worker:
+        return
+    from pytest_citebench.summary import write_summary
+
+    write_summary(terminalreporter, cb)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cb = _session(config)
+    if cb is not None:
+        cb.close()

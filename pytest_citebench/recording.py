@@ -1,0 +1,255 @@
+"""Recording: every remote model call goes through vcrpy, one small cassette per item.
+
+vcrpy patches HTTP libraries globally, and a cassette normally applies to whatever runs while it
+is open. We issue many items' calls concurrently, so we open vcrpy's patches once with a *router*
+cassette that forwards each request to the cassette of the item whose asyncio task made it (a
+context variable, which every asyncio task carries separately). One cassette per item keeps replay
+fast (vcrpy scans a cassette linearly) and means two xdist workers never write the same file.
+
+Nothing secret reaches a cassette: auth headers and key-like query parameters are dropped, and
+the values of key-like environment variables are replaced wherever they appear.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_citebench.errors import CassetteMiss
+
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+MATCH_ON = ("method", "uri", "body")
+FILTER_HEADERS = (
+    "authorization",
+    "api-key",
+    "x-api-key",
+    "x-goog-api-key",
+    "anthropic-api-key",
+    "openai-organization",
+    "openai-project",
+    "cookie",
+    "set-cookie",
+    "proxy-authorization",
+)
+FILTER_QUERY = ("key", "api_key", "api-key", "apikey", "access_token", "token", "sig", "signature")
+REDACTED = "<REDACTED>"
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", re.IGNORECASE)
+# Shapes of keys from common providers, scrubbed even when the key is not in our environment.
+_KEY_SHAPES = re.compile(
+    r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}|gsk_[A-Za-z0-9]{20,}"
+    r"|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}|pplx-[A-Za-z0-9]{20,}"
+    r"|AKIA[0-9A-Z]{16}|Bearer\s+[A-Za-z0-9._\-]{16,})"
+)
+_UNSAFE = re.compile(r'[<>:"|?*\\\s]')
+
+
+def safe_segment(text: str) -> str:
+    """A path segment anyone can find from a test id: ``openai/gpt-4o`` -> ``openai--gpt-4o``."""
+    return _UNSAFE.sub("-", text.replace("/", "--")) or "_"
+
+
+def cassette_path(
+    root: Path, model: str, suite: str, version: int, task: str, item_id: str
+) -> Path:
+    """``<root>/<model>/<suite>/v<version>/<task>/<item>.yaml`` (suite keeps its own slashes)."""
+    suite_parts = [safe_segment(p) for p in suite.split("/")]
+    return root.joinpath(
+        safe_segment(model), *suite_parts, f"v{version}", safe_segment(task), f"{safe_segment(item_id)}.yaml"
+    )
+
+
+def secret_values() -> list[str]:
+    """Values of key-like environment variables, longest first so overlapping ones all go."""
+    values = {
+        v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub_text(text: str, secrets: list[str] | None = None) -> str:
+    for secret in secret_values() if secrets is None else secrets:
+        text = text.replace(secret, REDACTED)
+    return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def _scrub_body(body: Any, secrets: list[str]) -> Any:
+    if isinstance(body, bytes):
+        try:
+            return scrub_text(body.decode("utf-8"), secrets).encode("utf-8")
+        except UnicodeDecodeError:
+            return body
+    if isinstance(body, str):
+        return scrub_text(body, secrets)
+    return body
+
+
+def _before_record_request(request: Any) -> Any:
+    secrets = secret_values()
+    request.uri = scrub_text(request.uri, secrets)
+    request.body = _scrub_body(request.body, secrets)
+    for name in list(request.headers):
+        value = request.headers[name]
+        if isinstance(value, str):
+            request.headers[name] = scrub_text(value, secrets)
+    return request
+
+
+def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
+    secrets = secret_values()
+    headers = response.get("headers") or {}
+    for name in list(headers):
+        if name.lower() in FILTER_HEADERS:
+            del headers[name]
+    body = response.get("body") or {}
+    if "string" in body:
+        body["string"] = _scrub_body(body["string"], secrets)
+    return response
+
+
+@dataclass
+class ItemCassette:
+    """The cassette of the item running in this asyncio task, and the misses it saw."""
+
+    path: Path
+    cassette: Any
+    record_command: str
+    misses: list[Any] = field(default_factory=list)
+
+
+_CURRENT: contextvars.ContextVar[ItemCassette | None] = contextvars.ContextVar(
+    "citebench_cassette", default=None
+)
+
+
+def miss_count() -> int:
+    current = _CURRENT.get()
+    return len(current.misses) if current else 0
+
+
+def miss_error() -> CassetteMiss:
+    current = _CURRENT.get()
+    if current is None:
+        return CassetteMiss("a request was made outside any citebench item; nothing recorded it")
+    request = current.misses[-1]
+    exists = current.path.is_file()
+    why = (
+        "has no recording of this exact request (the prompt, model or parameters changed)"
+        if exists
+        else "does not exist"
+    )
+    mode = "all" if exists else "once"
+    return CassetteMiss(
+        f"cassette miss: {current.path} {why}.\n"
+        f"  request: {request.method} {request.uri}\n"
+        f"  record it (needs the provider's key and network):\n"
+        f"    {current.record_command} --citebench-record {mode}"
+    )
+
+
+def _router_class() -> type:
+    from vcr.cassette import Cassette
+
+    class RouterCassette(Cassette):  # type: ignore[misc]
+        """Forwards vcrpy's questions to the current item's cassette; with none, refuses."""
+
+        def _item(self) -> Any:
+            current = _CURRENT.get()
+            return current.cassette if current else None
+
+        def can_play_response_for(self, request: Any) -> bool:
+            item = self._item()
+            return bool(item is not None and item.can_play_response_for(request))
+
+        def play_response(self, request: Any) -> Any:
+            return self._item().play_response(request)
+
+        def append(self, request: Any, response: Any) -> None:
+            self._item().append(request, response)
+
+        @property
+        def write_protected(self) -> bool:
+            item = self._item()
+            return True if item is None else bool(item.write_protected)
+
+        def filter_request(self, request: Any) -> Any:
+            # Only reached on the refuse path (write-protected): note the miss for our message.
+            current = _CURRENT.get()
+            item = self._item()
+            filtered = item.filter_request(request) if item is not None else request
+            if current is not None and filtered:
+                current.misses.append(request)
+            return filtered
+
+        def find_requests_with_most_matches(self, request: Any) -> list[Any]:
+            item = self._item()
+            return item.find_requests_with_most_matches(request) if item is not None else []
+
+    return RouterCassette
+
+
+class Recorder:
+    """Owns vcrpy for a session: patches on ``activate``, one cassette per item in ``use``."""
+
+    def __init__(self, root: Path, mode: str = "none") -> None:
+        if mode not in RECORD_MODES:
+            raise ValueError(f"record mode {mode!r}: choose one of {', '.join(RECORD_MODES)}")
+        self.root = root
+        self.mode = mode
+        self._exit: contextlib.ExitStack | None = None
+        self._config: dict[str, Any] | None = None
+
+    def _cassette_config(self) -> dict[str, Any]:
+        if self._config is None:
+            import vcr
+
+            config = vcr.VCR(
+                record_mode=self.mode,
+                match_on=MATCH_ON,
+                filter_headers=list(FILTER_HEADERS),
+                filter_query_parameters=list(FILTER_QUERY),
+                before_record_request=_before_record_request,
+                before_record_response=_before_record_response,
+                decode_compressed_response=True,
+            ).get_merged_config()
+            for key in ("path_transformer", "func_path_generator", "record_on_exception"):
+                config.pop(key, None)
+            self._config = config
+        return self._config
+
+    def activate(self) -> None:
+        if self._exit is not None:
+            return
+        from vcr.patch import CassettePatcherBuilder
+
+        router = _router_class()(path="<citebench-router>", record_mode="none")
+        stack = contextlib.ExitStack()
+        for patcher in CassettePatcherBuilder(router).build():
+            stack.enter_context(patcher)
+        self._exit = stack
+
+    def deactivate(self) -> None:
+        if self._exit is not None:
+            self._exit.close()
+            self._exit = None
+
+    @contextlib.contextmanager
+    def use(self, path: Path, record_command: str) -> Iterator[ItemCassette]:
+        """Route this task's requests to ``path``; save it afterwards if anything was recorded."""
+        from vcr.cassette import Cassette
+
+        cassette = Cassette.load(path=str(path), **self._cassette_config())
+        state = ItemCassette(path, cassette, record_command)
+        token = _CURRENT.set(state)
+        try:
+            yield state
+        finally:
+            _CURRENT.reset(token)
+            if cassette.dirty:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                cassette._save()

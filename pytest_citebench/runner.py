@@ -1,0 +1,160 @@
+"""Running items concurrently while pytest runs tests one by one.
+
+pytest calls ``runtest`` in sequence; a model call takes hundreds of milliseconds. So the session
+submits items ahead of time to an asyncio loop in a background thread (at most ``concurrency``
+in flight), and each test only waits for its own item's future. The work per item (all its model
+calls, its cassette, its score) is one coroutine, ``run_item``, which never raises: failures come
+back as an ``error`` result so they are reported, counted and never mistaken for a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_citebench.errors import CitebenchError
+from pytest_citebench.models import Model
+from pytest_citebench.recording import Recorder, cassette_path
+from pytest_citebench.suites import Item
+from pytest_citebench.tasks.base import Hint, Message, Outcome, Task
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One finished item; this is the record in the results file and on the test report."""
+
+    model: str
+    suite: str
+    suite_version: int
+    task: str
+    item_id: str
+    outcome: Outcome
+    answer: str
+    expected: str
+    metrics: dict[str, float]
+    raw_answer: str = ""
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    duration: float = 0.0
+    nodeid: str = ""
+
+    def to_record(self) -> dict[str, Any]:
+        return {"type": "item", **asdict(self)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ItemResult:
+        fields = {k: v for k, v in record.items() if k != "type"}
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything needed to run one (item, task, model) away from pytest."""
+
+    nodeid: str
+    item: Item
+    task: Task
+    model: Model
+    suite_version: int
+    corpus: str | None
+    cassette_root: Path
+
+    @property
+    def cassette(self) -> Path:
+        return cassette_path(
+            self.cassette_root,
+            self.model.name,
+            self.item.suite,
+            self.suite_version,
+            self.task.name,
+            self.item.id,
+        )
+
+
+async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
+    started = time.perf_counter()
+
+    async def generate(messages: Sequence[Message], *, hint: Hint) -> str:
+        return await job.model.complete(messages, hint=hint)
+
+    def result(outcome: Outcome, **kw: Any) -> ItemResult:
+        return ItemResult(
+            model=job.model.name,
+            suite=job.item.suite,
+            suite_version=job.suite_version,
+            task=job.task.name,
+            item_id=job.item.id,
+            outcome=outcome,
+            duration=round(time.perf_counter() - started, 6),
+            nodeid=job.nodeid,
+            **kw,
+        )
+
+    try:
+        if recorder is not None and not job.model.is_local:
+            command = f"pytest --citebench --citebench-model {job.model.name} '{job.nodeid}'"
+            with recorder.use(job.cassette, command):
+                attempt = await job.task.solve(job.item, generate, suite_corpus=job.corpus)
+        else:
+            attempt = await job.task.solve(job.item, generate, suite_corpus=job.corpus)
+        score = job.task.score(job.item, attempt)
+    except CitebenchError as exc:
+        return result("error", answer="", expected="", metrics={}, error=str(exc))
+    except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
+        trace = "".join(traceback.format_exception(exc, limit=-6))
+        return result(
+            "error", answer="", expected="", metrics={}, error=f"{type(exc).__name__}: {exc}\n{trace}"
+        )
+    stages = [asdict(s) for s in attempt.stages]
+    return result(
+        score.outcome,
+        answer=attempt.final.answer,
+        expected=score.expected,
+        metrics=dict(score.metrics),
+        raw_answer=attempt.final.raw,
+        stages=stages,
+    )
+
+
+class Engine:
+    """An asyncio loop in a daemon thread with a concurrency limit."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = max(1, concurrency)
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="citebench-engine", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._semaphore = asyncio.Semaphore(self.concurrency)
+        self._loop.call_soon(self._ready.set)
+        self._loop.run_forever()
+
+    async def _limited(self, factory: Callable[[], Awaitable[ItemResult]]) -> ItemResult:
+        async with self._semaphore:
+            return await factory()
+
+    def submit(self, factory: Callable[[], Awaitable[ItemResult]]) -> concurrent.futures.Future[ItemResult]:
+        return asyncio.run_coroutine_threadsafe(self._limited(factory), self._loop)
+
+    def close(self) -> None:
+        """Cancel whatever has not finished (an interrupted run) and stop the thread."""
+
+        def _cancel_all() -> None:
+            for task in asyncio.all_tasks(self._loop):
+                task.cancel()
+            self._loop.call_soon(self._loop.stop)
+
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(_cancel_all)
+            self._thread.join(timeout=5)

@@ -1,0 +1,281 @@
+"""The state of one ``pytest --citebench`` run, kept in ``config.stash`` (never module globals).
+
+It resolves options (CLI over ``[tool.citebench]`` in pyproject.toml over defaults), builds jobs,
+submits them ahead of the test that needs them, and on the controller collects item records,
+aggregates them and checks gates.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_citebench.gates import Gate, GateResult, parse_gate
+from pytest_citebench.models import DEFAULT_MODEL, Model, RetryPolicy, SamplingParams
+from pytest_citebench.runner import Engine, ItemResult, Job, run_item
+
+if TYPE_CHECKING:
+    from pytest_citebench.items import CaseItem
+    from pytest_citebench.recording import Recorder
+    from pytest_citebench.report import Aggregate, ResultsWriter
+    from pytest_citebench.suites import Item, Manifest, Suite
+    from pytest_citebench.tasks.base import Task
+
+SESSION_KEY = pytest.StashKey["CitebenchSession"]()
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+@dataclass
+class Options:
+    models: list[str]
+    api_base: str | None
+    record: str
+    cassettes: Path
+    suites: list[Path]
+    gates: list[str]
+    strict: bool
+    results: Path | None
+    concurrency: int
+    params: SamplingParams
+    retry: RetryPolicy
+    tasks: list[str]
+    show: int
+    pyproject_gates: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Options:
+        root = Path(config.rootpath)
+        table = _tool_table(root)
+
+        def opt(name: str, key: str | None = None, default: Any = None) -> Any:
+            value = config.getoption(name)
+            if value is None and key is not None:
+                value = table.get(key)
+            return default if value is None else value
+
+        extra = []
+        for pair in opt("citebench_param", "params", []) or []:
+            if isinstance(pair, str):
+                if "=" not in pair:
+                    raise pytest.UsageError(f"--citebench-param {pair!r}: expected KEY=VALUE")
+                key, value = pair.split("=", 1)
+                extra.append((key.strip(), _parse_value(value.strip())))
+        if isinstance(table.get("params"), dict):
+            extra = list(table["params"].items()) + extra
+        params = SamplingParams(
+            temperature=float(opt("citebench_temperature", "temperature", 1.0)),
+            max_tokens=int(opt("citebench_max_tokens", "max_tokens", 256)),
+            top_p=float(opt("citebench_top_p", "top_p", 0.95)),
+            extra=tuple(extra),
+        )
+        retry = RetryPolicy(
+            retries=int(opt("citebench_retries", "retries", 2)),
+            timeout=float(opt("citebench_timeout", "timeout", 120.0)),
+        )
+        suites = [root / p for p in table.get("suites", ["suites"])]
+        gates = table.get("gates", [])
+        if not isinstance(gates, list) or not all(isinstance(g, str) for g in gates):
+            raise pytest.UsageError("[tool.citebench] gates must be a list of strings")
+        return cls(
+            models=list(dict.fromkeys(opt("citebench_model", "models", None) or [DEFAULT_MODEL])),
+            api_base=opt("citebench_api_base", "api_base"),
+            record=opt("citebench_record", None, "none"),
+            cassettes=Path(opt("citebench_cassettes", "cassettes", str(root / "cassettes"))),
+            suites=suites,
+            gates=list(config.getoption("citebench_gate") or []),
+            pyproject_gates=list(gates),
+            strict=bool(config.getoption("citebench_strict")),
+            results=Path(config.getoption("citebench_results")) if config.getoption("citebench_results") else None,
+            concurrency=int(opt("citebench_concurrency", "concurrency", 16)),
+            params=params,
+            retry=retry,
+            tasks=list(config.getoption("citebench_task") or []),
+            show=int(opt("citebench_show", None, 5)),
+        )
+
+
+def _tool_table(root: Path) -> dict[str, Any]:
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise pytest.UsageError(f"{path}: cannot read [tool.citebench]: {exc}") from None
+    table = data.get("tool", {}).get("citebench", {})
+    return table if isinstance(table, dict) else {}
+
+
+def _xdist_queue(config: pytest.Config) -> Any:
+    """The worker's queue of test indices (xdist internals; None if not there)."""
+    for plugin in config.pluginmanager.get_plugins():
+        if hasattr(plugin, "torun") and hasattr(plugin, "nextitem_index"):
+            return plugin
+    return None
+
+
+class CitebenchSession:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.options = Options.from_config(config)
+        self.is_worker = hasattr(config, "workerinput")
+        self.models = [
+            Model(name, self.options.params, self.options.api_base, self.options.retry)
+            for name in self.options.models
+        ]
+        self.gates: list[Gate] = [
+            parse_gate(g, source="--citebench-gate") for g in self.options.gates
+        ] + [parse_gate(g, source="pyproject.toml [tool.citebench]") for g in self.options.pyproject_gates]
+        self.suites: dict[str, Suite] = {}
+        self.records: list[dict[str, Any]] = []
+        self.aggregates: list[Aggregate] = []
+        self.gate_results: list[GateResult] = []
+        self.unmatched_gates: list[Gate] = []
+        self._engine: Engine | None = None
+        self._recorder: Recorder | None = None
+        self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
+        self._writer: ResultsWriter | None = None
+        self._queue_owner: Any = None
+        self._queue_checked = False
+
+    # -- collection ---------------------------------------------------------------------------
+    def add_suite(self, suite: Suite) -> None:
+        if suite.name in self.suites and self.suites[suite.name].manifest.directory != suite.manifest.directory:
+            from pytest_citebench.suites import SuiteError
+
+            raise SuiteError(
+                suite.manifest.manifest_file,
+                f"suite name {suite.name!r} is already used by {self.suites[suite.name].manifest.manifest_file}",
+                field="name",
+            )
+        self.suites[suite.name] = suite
+        from pytest_citebench.gates import GateError
+
+        for spec in suite.manifest.gates:
+            try:
+                gate = parse_gate(spec, source=str(suite.manifest.manifest_file), suite=suite.name)
+            except GateError as exc:
+                from pytest_citebench.suites import SuiteError
+
+                raise SuiteError(suite.manifest.manifest_file, str(exc), field="gates") from None
+            if gate not in self.gates:
+                self.gates.append(gate)
+
+    def wants_task(self, task: str) -> bool:
+        return not self.options.tasks or task in self.options.tasks
+
+    def make_job(self, nodeid: str, item: Item, task: Task, model: Model, manifest: Manifest) -> Job:
+        corpus = str(manifest.corpus_file) if manifest.corpus_file else None
+        return Job(nodeid, item, task, model, manifest.version, corpus, self.options.cassettes)
+
+    # -- running ------------------------------------------------------------------------------
+    def _start(self) -> Engine:
+        if self._engine is None:
+            if any(not m.is_local for m in self.models):
+                from pytest_citebench.models.litellm_backend import litellm
+                from pytest_citebench.recording import Recorder
+
+                litellm()  # import once, here, not inside the first timed call
+                self._recorder = Recorder(self.options.cassettes, self.options.record)
+                self._recorder.activate()
+            self._engine = Engine(self.options.concurrency)
+        return self._engine
+
+    def submit(self, items: Sequence[pytest.Item]) -> None:
+        from pytest_citebench.items import CaseItem
+
+        engine = None
+        for item in items:
+            if isinstance(item, CaseItem) and item.nodeid not in self._futures:
+                engine = engine or self._start()
+                job, recorder = item.job, self._recorder
+                self._futures[item.nodeid] = engine.submit(lambda job=job: run_item(job, recorder))
+
+    def prefetch(self, session: pytest.Session) -> None:
+        """Submit every item this process will run: all of them, or on an xdist worker, the ones
+        already queued for it (refreshed as each test starts)."""
+        if not self.is_worker:
+            self.submit(session.items)
+
+    def _prefetch_worker_queue(self, session: pytest.Session) -> None:
+        if not self._queue_checked:
+            self._queue_checked = True
+            self._queue_owner = _xdist_queue(self.config)
+        owner = self._queue_owner
+        if owner is None:
+            return
+        window = max(64, 4 * self.options.concurrency)
+        try:
+            with owner.torun.lock() as queue:
+                indices = [i for i in list(queue)[:window] if isinstance(i, int)]
+        except Exception:  # xdist internals changed: fall back to one item at a time
+            self._queue_owner = None
+            return
+        next_index = getattr(owner, "nextitem_index", None)
+        if isinstance(next_index, int):
+            indices.insert(0, next_index)
+        self.submit([session.items[i] for i in indices if 0 <= i < len(session.items)])
+
+    def result_for(self, item: CaseItem) -> ItemResult:
+        if self.is_worker:
+            self._prefetch_worker_queue(item.session)
+        self.submit([item])
+        return self._futures.pop(item.nodeid).result()
+
+    def close(self) -> None:
+        for future in self._futures.values():
+            future.cancel()
+        if self._engine is not None:
+            self._engine.close()
+        if self._recorder is not None:
+            self._recorder.deactivate()
+        if self._writer is not None:
+            self._writer.close()
+
+    # -- controller: records, aggregates, gates -----------------------------------------------
+    def add_record(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        if self.options.results is not None:
+            if self._writer is None:
+                from pytest_citebench.report import ResultsWriter
+
+                self._writer = ResultsWriter(self.options.results)
+            self._writer.write(record)
+
+    def finish(self) -> int:
+        """Aggregate, check gates, append aggregates to the results file; returns failed gates."""
+        from pytest_citebench.gates import evaluate
+        from pytest_citebench.report import aggregate
+
+        self.aggregates = aggregate(self.records)
+        self.gate_results, self.unmatched_gates = evaluate(self.gates, self.aggregates)
+        if self._writer is None and self.options.results is not None:
+            from pytest_citebench.report import ResultsWriter
+
+            self._writer = ResultsWriter(self.options.results)
+        if self._writer is not None:
+            for agg in self.aggregates:
+                self._writer.write(agg.to_record())
+            self._writer.close()
+        return sum(not r.passed for r in self.gate_results)
+
+    def error_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for record in self.records:
+            if record["outcome"] == "error":
+                counts[record["model"]] = counts.get(record["model"], 0) + 1
+        return counts
+

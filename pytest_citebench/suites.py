@@ -1,0 +1,312 @@
+"""Suites: a folder of data (a ``suite.toml`` manifest plus jsonlines items) becomes typed records.
+
+A contributor adds a domain without writing Python, so everything a contributor can get wrong must
+come back as one message naming the file, the line and the field, with what to do about it. The
+loader never skips a bad line silently: the first problem stops *that* suite, and the caller decides
+whether other suites go on (the collector reports the bad suite as one error and keeps the rest).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_citebench.tasks import registry
+
+MANIFEST_NAME = "suite.toml"
+_MANIFEST_KEYS = {
+    "name": str,
+    "version": int,
+    "description": str,
+    "tasks": list,
+    "items": str,
+    "corpus": str,
+    "gates": list,
+    "source": dict,
+}
+_REQUIRED_MANIFEST_KEYS = ("name", "version", "description", "tasks", "source")
+_REQUIRED_SOURCE_KEYS = ("paper", "url", "licence")
+CORPUS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
+    "id": str,
+    "title": str,
+    "abstract": str,
+    "authors": str,
+}
+
+
+class SuiteError(Exception):
+    """A suite that cannot be used, located as precisely as we can (file, line, field)."""
+
+    def __init__(
+        self, path: Path | str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = str(self.path)
+        if self.line is not None:
+            where += f":{self.line}"
+        what = f"field '{self.field}': " if self.field else ""
+        return f"{where}: {what}{self.message}"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a suite declares about itself; the version keys cassettes so old recordings can't
+    silently score a changed suite."""
+
+    name: str
+    version: int
+    description: str
+    tasks: tuple[str, ...]
+    source: Mapping[str, str]
+    directory: Path
+    items_file: Path
+    corpus_file: Path | None = None
+    gates: tuple[str, ...] = ()
+
+    @property
+    def manifest_file(self) -> Path:
+        return self.directory / MANIFEST_NAME
+
+    @property
+    def marker(self) -> str:
+        """A pytest marker name for ``-m``: ``reasons/nlp`` -> ``reasons_nlp``."""
+        return "".join(c if c.isalnum() else "_" for c in self.name).strip("_")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One record of a suite; ``fields`` is the validated JSON object as written."""
+
+    suite: str
+    id: str
+    fields: Mapping[str, Any]
+    line: int
+
+    def __getitem__(self, key: str) -> Any:
+        return self.fields[key]
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A corpus entry: what retrieval baselines search over."""
+
+    id: str
+    title: str
+    abstract: str
+    authors: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _type_name(expected: type | tuple[type, ...]) -> str:
+    names = {str: "string", int: "integer", list: "list", dict: "table", float: "number"}
+    if isinstance(expected, tuple):
+        return " or ".join(names.get(t, t.__name__) for t in expected)
+    return names.get(expected, expected.__name__)
+
+
+def _kind(value: Any) -> str:
+    return {
+        str: "string",
+        int: "integer",
+        bool: "boolean",
+        float: "number",
+        list: "list",
+        dict: "object",
+    }.get(type(value), type(value).__name__)
+
+
+def _check_type(value: Any, expected: type | tuple[type, ...]) -> bool:
+    if isinstance(value, bool):  # bool is an int subclass; a boolean is never a valid count
+        return expected is bool
+    return isinstance(value, expected)
+
+
+def load_manifest(path: Path | str) -> Manifest:
+    """Read and validate ``suite.toml`` (or the folder holding it)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / MANIFEST_NAME
+    if not path.is_file():
+        raise SuiteError(path, f"no {MANIFEST_NAME} here; a suite folder needs one (see CONTRIBUTING.md)")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(path, f"not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise SuiteError(path, f"invalid TOML: {exc}", line=line) from None
+    for key in _REQUIRED_MANIFEST_KEYS:
+        if key not in data:
+            raise SuiteError(path, "missing; every suite.toml needs it", field=key)
+    for key, value in data.items():
+        if key not in _MANIFEST_KEYS:
+            raise SuiteError(
+                path, f"unknown key; expected one of {sorted(_MANIFEST_KEYS)}", field=key
+            )
+        expected = _MANIFEST_KEYS[key]
+        if not _check_type(value, expected):
+            raise SuiteError(
+                path, f"expected {_type_name(expected)}, got {_kind(value)}", field=key
+            )
+    name = data["name"]
+    if not name or name != name.strip() or any(c in name for c in " \t\n:[]"):
+        raise SuiteError(path, "must be non-empty with no spaces, ':' or brackets", field="name")
+    tasks = data["tasks"]
+    if not tasks:
+        raise SuiteError(path, "empty; list at least one task", field="tasks")
+    for task in tasks:
+        if not isinstance(task, str) or task not in registry.names():
+            raise SuiteError(
+                path,
+                f"unknown task {task!r}; known tasks: {', '.join(registry.names())}",
+                field="tasks",
+            )
+    source = data["source"]
+    for key in _REQUIRED_SOURCE_KEYS:
+        if not isinstance(source.get(key), str) or not source[key]:
+            raise SuiteError(path, "missing or not a string", field=f"source.{key}")
+    gates = data.get("gates", [])
+    for gate in gates:
+        if not isinstance(gate, str):
+            raise SuiteError(path, f"gate {gate!r} must be a string", field="gates")
+    directory = path.parent
+    corpus = data.get("corpus")
+    return Manifest(
+        name=name,
+        version=data["version"],
+        description=data["description"],
+        tasks=tuple(tasks),
+        source=dict(source),
+        directory=directory,
+        items_file=directory / data.get("items", "items.jsonl"),
+        corpus_file=directory / corpus if corpus else None,
+        gates=tuple(gates),
+    )
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object); blank lines are allowed, anything else must be an object."""
+    if not path.is_file():
+        raise SuiteError(path, "file not found; the manifest names it")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SuiteError(
+            path, f"not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8", line=line
+        ) from None
+    for number, line_text in enumerate(text.splitlines(), start=1):
+        if not line_text.strip():
+            continue
+        try:
+            obj = json.loads(line_text)
+        except json.JSONDecodeError as exc:
+            raise SuiteError(
+                path, f"malformed JSON ({exc.msg} at column {exc.colno})", line=number
+            ) from None
+        if not isinstance(obj, dict):
+            raise SuiteError(path, f"expected a JSON object, got {_kind(obj)}", line=number)
+        yield number, obj
+
+
+def _check_fields(
+    path: Path, line: int, obj: Mapping[str, Any], spec: Mapping[str, type | tuple[type, ...]]
+) -> None:
+    for name, expected in spec.items():
+        if name not in obj:
+            raise SuiteError(path, "missing", line=line, field=name)
+        if not _check_type(obj[name], expected):
+            raise SuiteError(
+                path,
+                f"expected {_type_name(expected)}, got {_kind(obj[name])}",
+                line=line,
+                field=name,
+            )
+
+
+def load_items(manifest: Manifest) -> list[Item]:
+    """Every item of the suite, validated against the fields its tasks need."""
+    spec: dict[str, type | tuple[type, ...]] = {"id": str}
+    for task_name in manifest.tasks:
+        spec.update(registry.get(task_name).fields)
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for line, obj in _read_jsonl(manifest.items_file):
+        _check_fields(manifest.items_file, line, obj, spec)
+        item_id = obj["id"]
+        if not item_id or any(c in item_id for c in " \t\n[]") or "::" in item_id:
+            raise SuiteError(
+                manifest.items_file,
+                f"{item_id!r} must be non-empty without spaces, brackets or '::'",
+                line=line,
+                field="id",
+            )
+        if item_id in seen:
+            raise SuiteError(
+                manifest.items_file,
+                f"duplicate id {item_id!r} (first on line {seen[item_id]}); ids must be unique",
+                line=line,
+                field="id",
+            )
+        seen[item_id] = line
+        items.append(Item(suite=manifest.name, id=item_id, fields=obj, line=line))
+    if not items:
+        raise SuiteError(manifest.items_file, "empty suite: no items; add at least one line")
+    return items
+
+
+def load_corpus(manifest: Manifest) -> list[Paper]:
+    """The suite's retrieval corpus; suites without one get an empty list."""
+    if manifest.corpus_file is None:
+        return []
+    papers: list[Paper] = []
+    seen: set[str] = set()
+    for line, obj in _read_jsonl(manifest.corpus_file):
+        _check_fields(manifest.corpus_file, line, obj, CORPUS_FIELDS)
+        if obj["id"] in seen:
+            raise SuiteError(
+                manifest.corpus_file, f"duplicate id {obj['id']!r}", line=line, field="id"
+            )
+        seen.add(obj["id"])
+        extra = {k: v for k, v in obj.items() if k not in CORPUS_FIELDS}
+        papers.append(Paper(obj["id"], obj["title"], obj["abstract"], obj["authors"], extra))
+    return papers
+
+
+@dataclass(frozen=True)
+class Suite:
+    manifest: Manifest
+    items: list[Item]
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+def load_suite(path: Path | str) -> Suite:
+    """Manifest, items and (when declared) corpus, all validated; raises the first SuiteError."""
+    manifest = load_manifest(path)
+    items = load_items(manifest)
+    load_corpus(manifest)  # validated now so a bad corpus fails at collection, not mid-run
+    return Suite(manifest, items)
+
+
+def discover(root: Path | str) -> list[Path]:
+    """Every suite manifest under ``root`` (a suite folder or a folder of suites), sorted."""
+    root = Path(root)
+    if root.is_file():
+        return [root] if root.name == MANIFEST_NAME else []
+    return sorted(root.rglob(MANIFEST_NAME))

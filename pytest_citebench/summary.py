@@ -1,0 +1,46 @@
+"""The ``citebench`` section of pytest's terminal summary: one table, then a line per gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_citebench.report import render_table
+
+
+def write_summary(tr: Any, cb: Any) -> None:
+    tr.write_sep("=", "citebench")
+    opts = cb.options
+    p = opts.params
+    tr.write_line(
+        f"models: {', '.join(opts.models)} | record: {opts.record} | temperature {p.temperature:g}, "
+        f"top_p {p.top_p:g}, max_tokens {p.max_tokens}"
+        + (f", {dict(p.extra)}" if p.extra else "")
+    )
+    if not cb.aggregates:
+        tr.write_line("no citebench items ran")
+    else:
+        tr.write_line("95% CIs in brackets: Wilson for acc/PP, bootstrap (B=2000) for HR/F1/BLEU")
+        for line in render_table(cb.aggregates):
+            tr.write_line(line)
+    errors = cb.error_counts()
+    for model, count in sorted(errors.items()):
+        tr.write_line(f"ERROR {model}: {count} item(s) ended in an error (provider, cassette or parse)", red=True)
+    shown = 0
+    for record in cb.records:
+        if record["outcome"] == "hallucinated" and shown < opts.show:
+            if shown == 0:
+                tr.write_sep("-", f"first {opts.show} hallucinated items (all in --citebench-results)")
+            shown += 1
+            tr.write_line(f"{record['nodeid']}")
+            tr.write_line(f"    expected: {record['expected'][:200]}")
+            tr.write_line(f"    given:    {record['answer'][:200]}")
+            metrics = ", ".join(f"{k}={v:.3f}" for k, v in sorted(record["metrics"].items()))
+            tr.write_line(f"    metrics:  {metrics}")
+    if cb.gates:
+        tr.write_sep("-", "citebench gates")
+    for result in cb.gate_results:
+        tr.write_line(result.describe(), green=result.passed, red=not result.passed)
+    for gate in cb.unmatched_gates:
+        tr.write_line(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it", yellow=True)
+    if opts.results:
+        tr.write_line(f"results: {opts.results}")

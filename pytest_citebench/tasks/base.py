@@ -1,0 +1,95 @@
+"""The seams every task shares: what goes to a model, what comes back, what a score is.
+
+A task is three things (inspect_ai's shape): a prompt built from an item, a ``solve`` that talks to
+a model through ``generate`` (one call for most tasks, an escalating conversation for SID), and a
+pure ``score``. Everything here is a frozen dataclass so it can cross an xdist boundary as JSON.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+from pytest_citebench.suites import Item
+
+Outcome = Literal["correct", "abstained", "hallucinated", "error"]
+OUTCOMES: tuple[Outcome, ...] = ("correct", "abstained", "hallucinated", "error")
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Hint:
+    """The structured query behind a prompt.
+
+    Remote models never see it (they get only the messages); the built-in retrieval baselines use
+    it instead of parsing their own prompt back apart.
+    """
+
+    task: str
+    query: str
+    suite: str
+    corpus: str | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+class Generate(Protocol):
+    def __call__(self, messages: Sequence[Message], *, hint: Hint) -> Awaitable[str]: ...
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One model call of a task: its name, the raw text and what the parser made of it."""
+
+    name: str
+    raw: str
+    answer: str
+    abstained: bool
+
+
+@dataclass(frozen=True)
+class Attempt:
+    stages: tuple[Stage, ...]
+
+    @property
+    def final(self) -> Stage:
+        return self.stages[-1]
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    outcome: Outcome
+    expected: str
+    metrics: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class NamedTemplate:
+    """A prompt written once, referred to by name in reports and docs."""
+
+    name: str
+    text: str
+
+    def render(self, **values: str) -> str:
+        return string.Template(self.text).substitute(values)
+
+
+class Task(Protocol):
+    name: str
+    paper: str
+    fields: Mapping[str, type | tuple[type, ...]]
+
+    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+        ...
+
+    def score(self, item: Item, attempt: Attempt) -> ItemScore: ...
+
+
+def stage_dicts(attempt: Attempt) -> list[dict[str, Any]]:
+    return [asdict(stage) for stage in attempt.stages]

@@ -1,0 +1,42 @@
+"""Tasks by name. Built-in task modules are light (no model or numpy imports), so loading them
+all on first use is cheap, and a suite manifest can be validated against the full list."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_citebench.tasks.base import Task
+
+_BUILTIN_MODULES = ("pytest_citebench.tasks.reasons",)
+_TASKS: dict[str, Task] = {}
+_loaded = False
+
+
+def register(task: Task) -> Task:
+    if task.name in _TASKS and _TASKS[task.name] is not task:
+        raise ValueError(f"task {task.name!r} is registered twice")
+    _TASKS[task.name] = task
+    return task
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def get(name: str) -> Task:
+    _load()
+    try:
+        return _TASKS[name]
+    except KeyError:
+        raise KeyError(f"unknown task {name!r}; known: {', '.join(names())}") from None
+
+
+def names() -> list[str]:
+    _load()
+    return sorted(_TASKS)
