@@ -52,8 +52,11 @@ class TaskGroup(pytest.Collector):
         task = registry.get(self.name)
         for item in self.suite.items:
             for model in session.models:
+                name = f"{item.id}[{model.name}]"
+                # An explicit nodeid lets pytest parse the [model] part as params, the way it
+                # does for parametrized tests, so --lf matches ids read back from its cache.
                 case = CaseItem.from_parent(
-                    self, name=f"{item.id}[{model.name}]", manifest=self.suite.manifest
+                    self, name=name, nodeid=f"{self.nodeid}::{name}", manifest=self.suite.manifest
                 )
                 case.job = session.make_job(case.nodeid, item, task, model, self.suite.manifest)
                 yield case

@@ -101,14 +101,15 @@ def _session(config: pytest.Config) -> Any:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     cb = _session(session.config) if _active(session.config) else None
-    if cb is None:
-        return (yield)
+    if cb is None or session.config.option.collectonly:
+        return (yield)  # --collect-only must never call a model
     cb.prefetch(session)
     try:
         result = yield
     finally:
-        if cb.is_worker:
-            cb.close()
+        # Stop the engine before anything else runs: leftover prefetched calls (after -x or
+        # Ctrl-C) must not race the rest of the session.
+        cb.close()
     if not cb.is_worker:
         # Gates fail the run through testsfailed: by sessionfinish it is too late to change it.
         session.testsfailed += cb.finish()
@@ -141,7 +142,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     cb = _session(config) if _active(config) else None
-    if cb is None or cb.is_worker:
+    if cb is None or cb.is_worker or config.option.collectonly:
         return
     from pytest_citebench.summary import write_summary
 
@@ -152,3 +153,4 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     cb = _session(config)
     if cb is not None:
         cb.close()
+        cb.close_results()

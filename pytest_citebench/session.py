@@ -133,7 +133,13 @@ class CitebenchSession:
         self.options = Options.from_config(config)
         self.is_worker = hasattr(config, "workerinput")
         self.models = [
-            Model(name, self.options.params, self.options.api_base, self.options.retry)
+            Model(
+                name,
+                self.options.params,
+                self.options.api_base,
+                self.options.retry,
+                replay_only=self.options.record == "none",
+            )
             for name in self.options.models
         ]
         self.gates: list[Gate] = [
@@ -236,14 +242,21 @@ class CitebenchSession:
         return self._futures.pop(item.nodeid).result()
 
     def close(self) -> None:
+        """Stop the engine and vcrpy; the results writer stays open until ``finish``."""
         for future in self._futures.values():
             future.cancel()
+        self._futures.clear()
         if self._engine is not None:
             self._engine.close()
+            self._engine = None
         if self._recorder is not None:
             self._recorder.deactivate()
+            self._recorder = None
+
+    def close_results(self) -> None:
         if self._writer is not None:
             self._writer.close()
+            self._writer = None
 
     # -- controller: records, aggregates, gates -----------------------------------------------
     def add_record(self, record: dict[str, Any]) -> None:
@@ -270,6 +283,7 @@ class CitebenchSession:
             for agg in self.aggregates:
                 self._writer.write(agg.to_record())
             self._writer.close()
+            self._writer = None
         return sum(not r.passed for r in self.gate_results)
 
     def error_counts(self) -> dict[str, int]:

@@ -24,7 +24,10 @@ _STOPWORDS = frozenset(
     "a an and are as at be by for from has have in is it its of on or that the their this to "
     "was were which with we our these those can using based via into than also such not".split()
 )
-DEFAULT_FLOOR = {"indirect": 4.0, "direct": 4.0}
+# Minimum share of the query's distinct words found in the best match before the baseline answers.
+# A share, not a BM25 score: raw BM25 scores shift with corpus size, so a fixed score floor would
+# make the baseline abstain on small suites and never on large ones.
+DEFAULT_FLOOR = {"indirect": 0.2, "direct": 0.5}
 
 
 def tokens(text: str) -> list[str]:
@@ -50,17 +53,23 @@ class BM25Index:
         if not papers:
             raise ValueError("empty corpus: a BM25 baseline needs the suite's corpus.jsonl")
         self.papers = list(papers)
+        self._title_words = [set(tokens(p.title)) for p in papers]
+        self._full_words = [set(tokens(f"{p.title} {p.abstract}")) for p in papers]
         self._titles = BM25Okapi([tokens(p.title) or ["_"] for p in papers])
         self._full = BM25Okapi([tokens(f"{p.title} {p.abstract}") or ["_"] for p in papers])
 
-    def search(self, query: str, *, field: str, k: int = 1) -> list[tuple[CorpusPaper, float]]:
-        index = self._titles if field == "title" else self._full
+    def search(self, query: str, *, field: str, k: int = 1) -> list[tuple[CorpusPaper, float, float]]:
+        """Top-k (paper, BM25 score, share of the query's distinct words the paper contains)."""
+        index, words = (self._titles, self._title_words) if field == "title" else (self._full, self._full_words)
         q = tokens(query)
         if not q:
             return []
         scores = index.get_scores(q)
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
-        return [(self.papers[i], float(scores[i])) for i in order]
+        distinct = set(q)
+        return [
+            (self.papers[i], float(scores[i]), len(distinct & words[i]) / len(distinct)) for i in order
+        ]
 
 
 _LOCK = threading.Lock()
@@ -91,10 +100,10 @@ def bm25_answer(hint: Hint, options: dict[str, Any]) -> str:
             f"suite {hint.suite!r} has no corpus; citebench/bm25 needs 'corpus = ...' in suite.toml"
         )
     index = index_for(hint.corpus)
-    floor = float(options.get("floor", DEFAULT_FLOOR.get(hint.task, 4.0)))
+    floor = float(options.get("floor", DEFAULT_FLOOR.get(hint.task, 0.2)))
     field = "title" if hint.task == "direct" else "full"
     hits = index.search(hint.query, field=field)
-    if not hits or hits[0][1] < floor:
+    if not hits or hits[0][2] < floor:
         return "pass"
     paper = hits[0][0]
     return paper.authors if hint.task == "direct" else paper.title

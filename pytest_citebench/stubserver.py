@@ -1,0 +1,690 @@
+"""OpenAI-compatible loopback stub server with controllable latency and scripted faults.
+
+Why this exists: the plugin, its tests and its benchmarks must exercise real HTTP clients
+(litellm, the ``openai`` SDK, httpx) against a server whose timing and failure modes are fully
+scripted, without any network access or API key.  The server is a deliberately minimal
+HTTP/1.1 implementation on asyncio streams rather than an aiohttp/uvicorn app, because only raw
+sockets let us inject low-level faults (TCP RST, a hung connection, a truncated body with a lying
+``Content-Length``) and because it keeps the import stdlib-only.
+
+Safety: it binds ``127.0.0.1`` only, on an ephemeral port by default, so it is never reachable
+from another host.
+
+Example::
+
+    from pytest_citebench.stubserver import Fault, StubServer
+
+    with StubServer(latency=0.05, faults=[Fault("status", status=429, retry_after=1)]) as srv:
+        litellm.completion(model="openai/stub", api_base=srv.url, api_key="sk-test", ...)
+
+Responses are byte-stable for a given request body (fixed ``created``, ``id`` derived from the
+body, no ``Date`` header) so cassettes recorded against the stub do not churn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, Literal, NoReturn, cast, get_args
+
+__all__ = ["CREATED", "HOST", "Fault", "FaultKind", "StubServer"]
+
+#: The only address the server ever binds; loopback keeps the stub unreachable from outside.
+HOST = "127.0.0.1"
+#: Fixed ``created`` timestamp so recorded responses are byte-stable across runs.
+CREATED = 1_700_000_000
+
+FaultKind = Literal[
+    "status",
+    "reset",
+    "timeout",
+    "malformed_json",
+    "empty_choices",
+    "truncated_stream",
+    "slow_first_byte",
+]
+_FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
+
+_MAX_HEADER_BYTES = 64 * 1024
+_CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+_MODELS_PATHS = frozenset({"/v1/models", "/models"})
+_MALFORMED = b'{"id": "x", "choices": ['
+_SSE_HEADERS = {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    "Transfer-Encoding": "chunked",
+}
+
+
+@dataclass
+class Fault:
+    """One scripted fault for a single chat-completions call.
+
+    Kinds and what the client observes:
+
+    * ``status`` -- an OpenAI-style JSON error body with HTTP ``status`` (and ``Retry-After``
+      when ``retry_after`` is set), e.g. 429 to exercise back-off.
+    * ``reset`` -- the socket is closed with ``SO_LINGER 0`` so the peer gets a TCP RST and no
+      response at all (connection-reset errors).
+    * ``timeout`` -- the connection is held open without a byte of response for ``delay``
+      seconds, then closed; a client whose timeout is shorter than ``delay`` times out.
+    * ``malformed_json`` -- HTTP 200 whose body is the invalid JSON ``{"id": "x", "choices": [``.
+    * ``empty_choices`` -- HTTP 200 with a valid completion object but ``"choices": []``.
+    * ``truncated_stream`` -- for ``stream`` requests one SSE chunk is sent and the connection is
+      closed without the terminating chunk or ``[DONE]``; for non-stream requests the
+      ``Content-Length`` promises more bytes than are sent before the close.
+    * ``slow_first_byte`` -- wait ``delay`` seconds (on top of ``latency``), then answer
+      normally; models a slow time-to-first-byte that still succeeds.
+
+    ``latency`` is applied before every kind except ``reset`` and ``timeout``, whose timing is
+    their whole point.
+    """
+
+    kind: FaultKind
+    status: int = 500
+    retry_after: float | None = None
+    delay: float = 0.0
+
+    def __post_init__(self) -> None:
+        # Literal is not enforced at runtime; a typo would otherwise silently answer normally.
+        if self.kind not in _FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {_FAULT_KINDS}")
+        if not 100 <= self.status <= 599:
+            raise ValueError(f"status must be an HTTP status code, got {self.status}")
+        if self.delay < 0 or (self.retry_after is not None and self.retry_after < 0):
+            raise ValueError("delay and retry_after must be non-negative")
+
+
+FaultScript = Callable[[int, dict[str, Any]], Fault | None] | Sequence[Fault | None]
+
+
+@dataclass
+class _Request:
+    method: str
+    path: str
+    version: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def keep_alive(self) -> bool:
+        conn = self.headers.get("connection", "").lower()
+        if self.version == "HTTP/1.0":
+            return conn == "keep-alive"
+        return conn != "close"
+
+
+class _Aborted(Exception):
+    """Raised inside a handler once the connection has been torn down on purpose."""
+
+
+def _default_answer(_request: dict[str, Any]) -> str:
+    return "pass"
+
+
+def _count_tokens(text: str) -> int:
+    # A whitespace word count: deterministic, dependency-free and good enough for usage fields.
+    return len(text.split())
+
+
+def _prompt_text(payload: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for message in payload.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):  # multi-part content: [{"type": "text", "text": ...}]
+            parts.extend(
+                str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
+            )
+    return "\n".join(parts)
+
+
+def _error_type(status: int) -> tuple[str, str]:
+    """Map an HTTP status to OpenAI's (type, code) so SDKs classify the error the usual way."""
+    if status == 429:
+        return "rate_limit_error", "rate_limit_exceeded"
+    if status == 401:
+        return "authentication_error", "invalid_api_key"
+    if status == 404:
+        return "invalid_request_error", "not_found"
+    if 400 <= status < 500:
+        return "invalid_request_error", "invalid_request"
+    return "server_error", "server_error"
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    etype, code = _error_type(status)
+    return {"error": {"message": message, "type": etype, "code": code, "param": None}}
+
+
+def _format_seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+class StubServer:
+    """A threaded, loopback-only, OpenAI-compatible chat-completions server for tests.
+
+    Args:
+        answer: maps the request JSON to the assistant text; defaults to always ``"pass"``.
+            It runs on the server's event loop, so keep it fast and non-blocking.
+        latency: seconds to ``asyncio.sleep`` before answering; sleeping (not blocking) lets
+            concurrent requests overlap, as they would against a real API.
+        faults: either ``(call_index, request_json) -> Fault | None`` or a sequence consumed one
+            entry per chat-completions call (``None`` = answer normally; once exhausted every
+            call is answered normally).  ``call_index`` is 0-based.
+        port: port to bind on ``127.0.0.1``; 0 (the default) picks a free ephemeral port.
+
+    ``requests`` records every received request (any path) and ``calls`` counts
+    chat-completions requests, faulted ones included.
+    """
+
+    def __init__(
+        self,
+        answer: Callable[[dict[str, Any]], str] | None = None,
+        *,
+        latency: float = 0.0,
+        faults: FaultScript | None = None,
+        port: int = 0,
+    ) -> None:
+        if latency < 0:
+            raise ValueError("latency must be non-negative")
+        self.answer: Callable[[dict[str, Any]], str] = answer or _default_answer
+        self.latency = latency
+        self.faults = faults
+        self._requested_port = port
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._calls = 0
+        self._port: int | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_event: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._conn_tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def port(self) -> int:
+        """The bound port; only valid while running."""
+        if self._port is None:
+            raise RuntimeError("StubServer is not running; call start() first")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """Base URL to pass as ``api_base`` / ``base_url``, e.g. ``http://127.0.0.1:PORT/v1``."""
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Snapshot of received requests: ``{"method", "path", "headers", "json"}`` dicts.
+
+        A copy is returned so callers can iterate while the server keeps appending.
+        """
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def calls(self) -> int:
+        """Number of chat-completions requests received so far (faulted ones included)."""
+        with self._lock:
+            return self._calls
+
+    def reset(self) -> None:
+        """Forget recorded requests and restart call counting (and so the fault script)."""
+        with self._lock:
+            self._requests.clear()
+            self._calls = 0
+
+    def start(self) -> StubServer:
+        """Bind and serve in a daemon thread; returns ``self`` once the port is listening."""
+        if self._thread is not None:
+            raise RuntimeError("StubServer already started")
+        self._ready.clear()
+        self._startup_error = None
+        self._thread = threading.Thread(target=self._run, name="citebench-stubserver", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._startup_error is not None:
+            self._thread.join()
+            self._thread = None
+            raise self._startup_error
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, dropping any open (e.g. deliberately hung) connections. Idempotent."""
+        thread, loop, stop_event = self._thread, self._loop, self._stop_event
+        if thread is None:
+            return
+        if loop is not None and stop_event is not None:
+            with contextlib.suppress(RuntimeError):  # loop already closed
+                loop.call_soon_threadsafe(stop_event.set)
+        thread.join(timeout=10)
+        self._thread = None
+        self._port = None
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        where = self.url if self._port is not None else "stopped"
+        return f"<StubServer {where} latency={self.latency} calls={self.calls}>"
+
+    # ------------------------------------------------------------------ event loop
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # surface bind errors etc. to start()
+            if not self._ready.is_set():
+                self._startup_error = exc
+                self._ready.set()
+        finally:
+            self._loop = None
+            self._stop_event = None
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop_event = asyncio.Event()
+        server = await asyncio.start_server(
+            self._handle_connection,
+            host=HOST,
+            port=self._requested_port,
+            family=socket.AF_INET,
+            backlog=512,
+            limit=_MAX_HEADER_BYTES,
+        )
+        self._port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            await self._stop_event.wait()
+        finally:
+            server.close()
+            for task in list(self._conn_tasks):
+                task.cancel()
+            if self._conn_tasks:
+                await asyncio.gather(*self._conn_tasks, return_exceptions=True)
+            await server.wait_closed()
+
+    async def _handle_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._conn_tasks.add(cast("asyncio.Task[None]", task))
+        aborted = False
+        try:
+            while True:
+                request = await self._read_request(reader, writer)
+                if request is None:
+                    break
+                if not await self._dispatch(request, writer):
+                    break
+        except _Aborted:
+            aborted = True
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass
+        except asyncio.CancelledError:
+            # Only stop() cancels us.  Swallowing (instead of re-raising) is deliberate: asyncio's
+            # stream protocol calls task.exception() on finished handler tasks, which would log a
+            # spurious CancelledError traceback for every connection still open at shutdown.
+            writer.transport.abort()
+            aborted = True
+        finally:
+            if task is not None:
+                self._conn_tasks.discard(cast("asyncio.Task[None]", task))
+            if not aborted:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
+    # ------------------------------------------------------------------ HTTP plumbing
+
+    async def _read_request(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> _Request | None:
+        """Parse one HTTP/1.1 request; ``None`` when the client closed the connection."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial.strip():
+                raise
+            return None
+        lines = head.decode("latin-1").split("\r\n")
+        try:
+            method, path, version = lines[0].split(" ", 2)
+        except ValueError:
+            await self._send(writer, 400, _error_body(400, "bad request line"), keep_alive=False)
+            return None
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            if not line:
+                continue
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("expect", "").lower() == "100-continue":
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body = await self._read_chunked(reader)
+        else:
+            try:
+                length = int(headers.get("content-length", "0") or 0)
+            except ValueError:
+                length = -1
+            if length < 0:
+                err = _error_body(400, "bad Content-Length")
+                await self._send(writer, 400, err, keep_alive=False)
+                return None
+            body = await reader.readexactly(length) if length else b""
+        return _Request(method.upper(), path.split("?", 1)[0], version.strip(), headers, body)
+
+    @staticmethod
+    async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                # Skip optional trailers up to the blank line.
+                while (await reader.readuntil(b"\r\n")) != b"\r\n":
+                    pass
+                return b"".join(parts)
+            parts.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+
+    @staticmethod
+    def _head(
+        status: int,
+        headers: dict[str, str],
+        *,
+        keep_alive: bool,
+    ) -> bytes:
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Status"
+        lines = [f"HTTP/1.1 {status} {reason}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        lines.append(f"Connection: {'keep-alive' if keep_alive else 'close'}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    async def _send(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: dict[str, Any] | bytes,
+        *,
+        keep_alive: bool,
+        extra_headers: dict[str, str] | None = None,
+    ) -> bool:
+        body = payload if isinstance(payload, bytes) else _dumps(payload)
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        headers.update(extra_headers or {})
+        writer.write(self._head(status, headers, keep_alive=keep_alive) + body)
+        await writer.drain()
+        return keep_alive
+
+    @staticmethod
+    def _abort(writer: asyncio.StreamWriter, *, rst: bool) -> NoReturn:
+        if rst:
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        raise _Aborted
+
+    # ------------------------------------------------------------------ routing
+
+    async def _dispatch(self, request: _Request, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; returns whether the connection may be reused."""
+        payload: Any = None
+        bad_json = False
+        if request.body:
+            try:
+                payload = json.loads(request.body)
+            except (ValueError, UnicodeDecodeError):
+                bad_json = True
+        with self._lock:
+            self._requests.append(
+                {
+                    "method": request.method,
+                    "path": request.path,
+                    "headers": dict(request.headers),
+                    "json": payload,
+                }
+            )
+        keep = request.keep_alive
+
+        if request.path in _MODELS_PATHS and request.method == "GET":
+            models = {
+                "object": "list",
+                "data": [{"id": "stub", "object": "model", "created": CREATED, "owned_by": "stub"}],
+            }
+            return await self._send(writer, 200, models, keep_alive=keep)
+        if request.path not in _CHAT_PATHS:
+            body = _error_body(404, f"no route for {request.method} {request.path}")
+            return await self._send(writer, 404, body, keep_alive=keep)
+        if request.method != "POST":
+            body = _error_body(405, "use POST")
+            return await self._send(writer, 405, body, keep_alive=keep)
+        if bad_json or not isinstance(payload, dict):
+            body = _error_body(400, "request body must be a JSON object")
+            return await self._send(writer, 400, body, keep_alive=keep)
+
+        with self._lock:
+            index = self._calls
+            self._calls += 1
+        try:
+            fault = self._fault_for(index, payload)
+        except Exception as exc:  # a buggy fault script should fail loudly, not hang the client
+            err = _error_body(500, f"stub fault script failed: {exc!r}")
+            return await self._send(writer, 500, err, keep_alive=keep)
+        return await self._chat(request, payload, fault, writer, keep)
+
+    def _fault_for(self, index: int, payload: dict[str, Any]) -> Fault | None:
+        script = self.faults
+        if script is None:
+            return None
+        if callable(script):
+            return script(index, payload)
+        return script[index] if index < len(script) else None
+
+    async def _chat(
+        self,
+        request: _Request,
+        payload: dict[str, Any],
+        fault: Fault | None,
+        writer: asyncio.StreamWriter,
+        keep: bool,
+    ) -> bool:
+        kind = fault.kind if fault is not None else None
+        if fault is not None and kind == "reset":
+            self._abort(writer, rst=True)
+        if fault is not None and kind == "timeout":
+            await asyncio.sleep(fault.delay)
+            self._abort(writer, rst=False)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if fault is not None and kind == "slow_first_byte":
+            await asyncio.sleep(fault.delay)
+        if fault is not None and kind == "status":
+            extra: dict[str, str] = {}
+            if fault.retry_after is not None:
+                extra["Retry-After"] = _format_seconds(fault.retry_after)
+            message = f"stub fault: HTTP {fault.status}"
+            err = _error_body(fault.status, message)
+            return await self._send(writer, fault.status, err, keep_alive=keep, extra_headers=extra)
+        if kind == "malformed_json":
+            if payload.get("stream"):
+                # The streaming analogue: a well-framed SSE response whose event is broken JSON.
+                head = self._head(200, _SSE_HEADERS, keep_alive=keep)
+                events = _http_chunk(b"data: " + _MALFORMED + b"\n\n")
+                events += _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+                writer.write(head + events)
+                await writer.drain()
+                return keep
+            return await self._send(writer, 200, _MALFORMED, keep_alive=keep)
+
+        try:
+            text = self.answer(payload)
+        except Exception as exc:  # surface bugs in user callbacks as a visible 500
+            err = _error_body(500, f"stub answer callback failed: {exc!r}")
+            return await self._send(writer, 500, err, keep_alive=keep)
+
+        model = str(payload.get("model") or "stub")
+        cid = "chatcmpl-" + hashlib.sha256(request.body).hexdigest()[:12]
+        prompt_tokens = _count_tokens(_prompt_text(payload))
+        completion_tokens = _count_tokens(text)
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if payload.get("stream"):
+            return await self._stream(payload, cid, model, text, usage, fault, writer, keep)
+
+        completion: dict[str, Any] = {
+            "id": cid,
+            "object": "chat.completion",
+            "created": CREATED,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": usage,
+            "system_fingerprint": None,
+        }
+        if kind == "empty_choices":
+            completion["choices"] = []
+        body = _dumps(completion)
+        if kind == "truncated_stream":
+            head = self._head(
+                200,
+                {"Content-Type": "application/json", "Content-Length": str(len(body))},
+                keep_alive=False,
+            )
+            writer.write(head + body[: len(body) // 2])
+            await writer.drain()
+            return False
+        return await self._send(writer, 200, body, keep_alive=keep)
+
+    async def _stream(
+        self,
+        payload: dict[str, Any],
+        cid: str,
+        model: str,
+        text: str,
+        usage: dict[str, int],
+        fault: Fault | None,
+        writer: asyncio.StreamWriter,
+        keep: bool,
+    ) -> bool:
+        """Send the answer as SSE over chunked transfer encoding so keep-alive still works."""
+        kind = fault.kind if fault is not None else None
+
+        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+            return {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": CREATED,
+                "model": model,
+                "choices": []
+                if kind == "empty_choices"
+                else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            }
+
+        pieces = _split_words(text)
+        events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""}, None)]
+        events += [chunk({"content": p}, None) for p in pieces]
+        events.append(chunk({}, "stop"))
+        options = payload.get("stream_options")
+        if isinstance(options, dict) and options.get("include_usage"):
+            events.append({**chunk({}, None), "choices": [], "usage": usage})
+
+        head = self._head(200, _SSE_HEADERS, keep_alive=keep and kind != "truncated_stream")
+        if kind == "truncated_stream":
+            # One full content-bearing event, then a close with no terminating chunk or [DONE].
+            first = chunk({"role": "assistant", "content": pieces[0] if pieces else ""}, None)
+            writer.write(head + _http_chunk(b"data: " + _dumps(first) + b"\n\n"))
+            await writer.drain()
+            return False
+        # One write for the whole stream: the stub has no reason to pace events, and a single
+        # send avoids small-packet interactions (Nagle / delayed ACK) skewing latency numbers.
+        frames = [_http_chunk(b"data: " + _dumps(event) + b"\n\n") for event in events]
+        frames.append(_http_chunk(b"data: [DONE]\n\n"))
+        writer.write(head + b"".join(frames) + b"0\r\n\r\n")
+        await writer.drain()
+        return keep
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _http_chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode("ascii") + data + b"\r\n"
+
+
+def _split_words(text: str) -> list[str]:
+    """Split into word-ish pieces that concatenate back to ``text`` exactly."""
+    pieces: list[str] = []
+    current = ""
+    for ch in text:
+        current += ch
+        if ch.isspace():
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve a stub on loopback until Ctrl-C, for manual demos and ad-hoc client testing."""
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_citebench.stubserver",
+        description="OpenAI-compatible loopback stub server (binds 127.0.0.1 only).",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0 = ephemeral)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per completion")
+    parser.add_argument("--answer", default="pass", help="fixed assistant reply text")
+    args = parser.parse_args(argv)
+    reply: str = args.answer
+    server = StubServer(lambda _req: reply, latency=args.latency, port=args.port).start()
+    print(server.url, flush=True)
+    stop = threading.Event()
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        print(f"served {server.calls} chat completion(s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# pytester's in-process runs drop modules first imported during a run; numpy refuses to load twice
+# and litellm leaves import-time state behind, so load them once here for the whole session.
+import numpy  # noqa: E402, F401
+import rank_bm25  # noqa: E402, F401
+import vcr  # noqa: E402, F401
+
+from pytest_citebench.models.litellm_backend import litellm  # noqa: E402
+
+litellm()
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+TINY = FIXTURES / "suites" / "tiny"
+
+
+@pytest.fixture
+def tiny(pytester: pytest.Pytester) -> Path:
+    """The tiny suite copied into a fresh pytester directory as suites/tiny."""
+    target = pytester.path / "suites" / "tiny"
+    shutil.copytree(TINY, target)
+    return target
