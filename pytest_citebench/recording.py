@@ -100,7 +100,10 @@ def _before_record_request(request: Any) -> Any:
     return request
 
 
-def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
+def _before_record_response(response: dict[str, Any]) -> dict[str, Any] | None:
+    status = (response.get("status") or {}).get("code", 200)
+    if status == 429 or status >= 500:
+        return None  # a transient failure is retried, never replayed as the provider's answer
     secrets = secret_values()
     headers = response.get("headers") or {}
     for name in list(headers):
@@ -178,11 +181,12 @@ def _router_class() -> type:
             return True if item is None else bool(item.write_protected)
 
         def filter_request(self, request: Any) -> Any:
-            # Only reached on the refuse path (write-protected): note the miss for our message.
+            # Called on the refuse path (write-protected) and before recording; only the first
+            # is a miss, which we note so the item's error can say exactly what to do.
             current = _CURRENT.get()
             item = self._item()
             filtered = item.filter_request(request) if item is not None else request
-            if current is not None and filtered:
+            if current is not None and filtered and item.write_protected:
                 current.misses.append(request)
             return filtered
 
@@ -240,7 +244,7 @@ class Recorder:
 
     @contextlib.contextmanager
     def use(self, path: Path, record_command: str) -> Iterator[ItemCassette]:
-        """Route this task's requests to ``path``; save it afterwards if anything was recorded."""
+        """Route this task's requests to ``path``; save it if the item finished and recorded."""
         from vcr.cassette import Cassette
 
         cassette = Cassette.load(path=str(path), **self._cassette_config())
@@ -250,6 +254,7 @@ class Recorder:
             yield state
         finally:
             _CURRENT.reset(token)
-            if cassette.dirty:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                cassette._save()
+        # Saved only when the item finished: a half-recorded conversation would replay as a miss.
+        if cassette.dirty:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            cassette._save()

@@ -1,0 +1,128 @@
+"""Record against a loopback stub, replay with it stopped, and what a miss or a failure looks like."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_citebench.recording import cassette_path, scrub_text
+from pytest_citebench.stubserver import Fault, StubServer
+
+SECRET = "sk-proj-CITEBENCHtestSECRET0123456789abcdef"
+
+
+def answer(request: dict) -> str:
+    """Right for one item, a wrong title for the rest, 'pass' for the direct task."""
+    system = request["messages"][0]["content"]
+    if system.startswith("Who were the authors"):
+        return "Pass."
+    if "attention mechanisms" in request["messages"][1]["content"]:
+        return 'Title: "Attention Is All You Need"'
+    return "Deep Residual Learning for Image Recognition. This paper introduced ResNets."
+
+
+def items(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return {(r["task"], r["item_id"]): (r["outcome"], r["answer"]) for r in records if r["type"] == "item"}
+
+
+def outcomes(result: pytest.RunResult) -> dict[str, int]:
+    """Outcome counts without 'warnings' (litellm's lazy imports warn about pydantic)."""
+    return {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
+
+
+def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
+    return pytester.runpytest(
+        "--citebench", "--citebench-model", "openai/stub", "--citebench-api-base", url,
+        "-p", "no:cacheprovider", *args,
+    )
+
+
+def test_record_replay_round_trip_miss_and_no_secrets(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with StubServer(answer) as server:
+        url = server.url
+        recorded = run(pytester, url, "--citebench-record", "once", "--citebench-results", "rec.jsonl")
+        assert server.calls == 8
+        assert server.requests[0]["headers"]["authorization"] == f"Bearer {SECRET}"
+    assert outcomes(recorded) == {"passed": 3, "hallucinated": 1, "abstained": 4}
+    cassette = cassette_path(pytester.path / "cassettes", "openai/stub", "tiny", 1, "indirect", "2001.00001-s1")
+    assert cassette.is_file()
+    assert cassette.relative_to(pytester.path).as_posix() == "cassettes/openai--stub/tiny/v1/indirect/2001.00001-s1.yaml"
+
+    # Server stopped, no key: replay gives the same answers.
+    monkeypatch.delenv("OPENAI_API_KEY")
+    replayed = run(pytester, url, "--citebench-results", "rep.jsonl")
+    assert outcomes(replayed) == outcomes(recorded)
+    assert items(pytester.path / "rep.jsonl") == items(pytester.path / "rec.jsonl")
+    assert items(pytester.path / "rep.jsonl")[("indirect", "2001.00001-s1")] == ("correct", "Attention Is All You Need")
+
+    # The key is nowhere in what was written.
+    for path in pytester.path.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert SECRET not in text, path
+            assert "authorization" not in text.lower() or path.suffix != ".yaml", path
+
+    # A changed prompt (here: the sampling temperature in the body) is a miss, never a wrong replay.
+    changed = run(pytester, url, "--citebench-temperature", "0")
+    assert changed.ret == pytest.ExitCode.TESTS_FAILED
+    assert changed.parseoutcomes()["failed"] == 8
+    changed.stdout.fnmatch_lines([
+        "*cassette miss: *2001.00001-s1.yaml has no recording of this exact request*",
+        "*record it (needs the provider's key and network):*",
+        "*pytest --citebench --citebench-model openai/stub '*::indirect::2001.00001-s1[[]openai/stub]' --citebench-record all*",
+        "*ERROR openai/stub: 8 item(s) ended in an error*",
+    ])
+
+
+def test_missing_cassette_is_an_error_not_a_pass(pytester: pytest.Pytester, tiny: Path) -> None:
+    result = run(pytester, "http://127.0.0.1:9/v1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert outcomes(result) == {"failed": 8}
+    result.stdout.fnmatch_lines(["*cassette miss: *does not exist*", "*--citebench-record once*"])
+
+
+def test_provider_failure_after_retries_is_an_error(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with StubServer(answer, faults=lambda i, req: Fault("status", status=503)) as server:
+        result = run(pytester, server.url, "--citebench-record", "all", "--citebench-retries", "1", "--citebench-task", "indirect")
+        assert server.calls == 8  # 4 items x (1 try + 1 retry)
+    assert outcomes(result) == {"failed": 4}
+    result.stdout.fnmatch_lines(["*openai/stub: ServiceUnavailableError*(after 2 attempts)*"])
+    assert not list((pytester.path / "cassettes").rglob("*.yaml"))  # nothing recorded from a failure
+
+
+def test_calls_are_concurrent(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    arrivals: list[float] = []
+    lock = threading.Lock()
+
+    def timed(request: dict) -> str:
+        with lock:
+            arrivals.append(time.monotonic())
+        return "pass"
+
+    with StubServer(timed, latency=0.5) as server:
+        result = run(pytester, server.url, "--citebench-record", "all", "--citebench-concurrency", "8")
+    assert outcomes(result) == {"abstained": 8}
+    # Serial calls would arrive >= 0.5 s apart; concurrent ones arrive together.
+    assert max(arrivals) - min(arrivals) < 0.4
+
+
+def test_scrub_text_removes_env_keys_and_key_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_PROVIDER_API_KEY", "zzzz-custom-secret-value")
+    text = "a zzzz-custom-secret-value b sk-ant-abcdefghijklmnopqrstuvwx c AIzaSyA1234567890abcdefghijklmnopqrstu"
+    scrubbed = scrub_text(text)
+    assert "zzzz-custom" not in scrubbed and "sk-ant" not in scrubbed and "AIza" not in scrubbed
+    assert scrubbed.count("<REDACTED>") == 3
