@@ -80,16 +80,22 @@ class GateResult:
         )
 
 
-def evaluate(gates: Iterable[Gate], aggregates: list[Aggregate]) -> tuple[list[GateResult], list[Gate]]:
+def evaluate(
+    gates: Iterable[Gate], aggregates: list[Aggregate]
+) -> tuple[list[GateResult], list[Gate]]:
     """(results, gates that matched nothing) — the latter are reported, never silently dropped."""
     results: list[GateResult] = []
     unmatched: list[Gate] = []
     for gate in gates:
         matched = False
         for agg in aggregates:
-            if fnmatch.fnmatchcase(agg.suite, gate.suite) and fnmatch.fnmatchcase(agg.task, gate.task):
+            if fnmatch.fnmatchcase(agg.suite, gate.suite) and fnmatch.fnmatchcase(
+                agg.task, gate.task
+            ):
                 matched = True
-                results.append(GateResult(gate, agg.model, agg.suite, agg.task, agg.metrics[gate.metric]))
+                results.append(
+                    GateResult(gate, agg.model, agg.suite, agg.task, agg.metrics[gate.metric])
+                )
         if not matched:
             unmatched.append(gate)
     return results, unmatched

@@ -97,7 +97,11 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.job.item.line - 1
-        return self.manifest.items_file, line, f"{self.job.item.id} {self.job.task.name} on {self.job.model.name}"
+        return (
+            self.manifest.items_file,
+            line,
+            f"{self.job.item.id} {self.job.task.name} on {self.job.model.name}",
+        )
 
 
 def describe(result: ItemResult, why: str) -> str:
@@ -124,7 +128,8 @@ class BadSuite(pytest.Item):
         raise self.error
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        return f"invalid suite: {self.error}\n(validate with: python -m pytest_citebench validate {self.path.parent})"
+        hint = f"python -m pytest_citebench validate {self.path.parent}"
+        return f"invalid suite: {self.error}\n(check it with: {hint})"
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.error.path, (self.error.line - 1) if self.error.line else None, "invalid suite"

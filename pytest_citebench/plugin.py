@@ -26,14 +26,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="MODEL",
         help="litellm model name, repeatable (default: the offline baseline citebench/bm25)",
     )
-    group.addoption("--citebench-api-base", metavar="URL", help="API base for OpenAI-compatible servers")
+    group.addoption(
+        "--citebench-api-base", metavar="URL", help="API base for OpenAI-compatible servers"
+    )
     group.addoption(
         "--citebench-record",
         choices=RECORD_MODES,
         default=None,
         help="vcrpy record mode for remote models (default: none = replay only, no network)",
     )
-    group.addoption("--citebench-cassettes", metavar="DIR", help="cassette folder (default: ./cassettes)")
+    group.addoption(
+        "--citebench-cassettes", metavar="DIR", help="cassette folder (default: ./cassettes)"
+    )
     group.addoption(
         "--citebench-gate",
         action="append",
@@ -42,10 +46,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--citebench-strict", action="store_true", help="hallucinated items fail")
     group.addoption("--citebench-results", metavar="FILE", help="write JSON-lines results here")
-    group.addoption("--citebench-concurrency", type=int, metavar="N", help="model calls in flight (16)")
-    group.addoption("--citebench-temperature", type=float, metavar="T", help="sampling temperature (1.0)")
+    group.addoption(
+        "--citebench-concurrency", type=int, metavar="N", help="model calls in flight (16)"
+    )
+    group.addoption(
+        "--citebench-temperature", type=float, metavar="T", help="sampling temperature (1.0)"
+    )
     group.addoption("--citebench-max-tokens", type=int, metavar="N", help="max tokens (256)")
-    group.addoption("--citebench-top-p", type=float, metavar="P", help="nucleus sampling top_p (0.95)")
+    group.addoption(
+        "--citebench-top-p", type=float, metavar="P", help="nucleus sampling top_p (0.95)"
+    )
     group.addoption(
         "--citebench-param",
         action="append",
@@ -55,7 +65,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--citebench-retries", type=int, metavar="N", help="retries per call (2)")
     group.addoption("--citebench-timeout", type=float, metavar="S", help="per-call timeout (120)")
     group.addoption("--citebench-task", action="append", metavar="TASK", help="only these tasks")
-    group.addoption("--citebench-show", type=int, metavar="N", help="hallucinations shown in summary (5)")
+    group.addoption(
+        "--citebench-show", type=int, metavar="N", help="hallucinations shown in summary (5)"
+    )
 
 
 def _active(config: pytest.Config) -> bool:
@@ -136,7 +148,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return None
     for name, value in report.user_properties:
         if name == "citebench":
-            return _CATEGORIES.get(value.get("outcome"))
+            outcome = value.get("outcome") if isinstance(value, dict) else None
+            return _CATEGORIES.get(str(outcome))
     return None
 
 

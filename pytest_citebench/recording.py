@@ -60,15 +60,17 @@ def cassette_path(
     """``<root>/<model>/<suite>/v<version>/<task>/<item>.yaml`` (suite keeps its own slashes)."""
     suite_parts = [safe_segment(p) for p in suite.split("/")]
     return root.joinpath(
-        safe_segment(model), *suite_parts, f"v{version}", safe_segment(task), f"{safe_segment(item_id)}.yaml"
+        safe_segment(model),
+        *suite_parts,
+        f"v{version}",
+        safe_segment(task),
+        f"{safe_segment(item_id)}.yaml",
     )
 
 
 def secret_values() -> list[str]:
     """Values of key-like environment variables, longest first so overlapping ones all go."""
-    values = {
-        v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8
-    }
+    values = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8}
     return sorted(values, key=len, reverse=True)
 
 
@@ -158,7 +160,7 @@ def miss_error() -> CassetteMiss:
 def _router_class() -> type:
     from vcr.cassette import Cassette
 
-    class RouterCassette(Cassette):  # type: ignore[misc]
+    class RouterCassette(Cassette):
         """Forwards vcrpy's questions to the current item's cassette; with none, refuses."""
 
         def _item(self) -> Any:

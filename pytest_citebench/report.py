@@ -71,13 +71,19 @@ class Aggregate:
         }
 
 
-def _aggregate_group(model: str, suite: str, task: str, records: list[Mapping[str, Any]]) -> Aggregate:
+def _aggregate_group(
+    model: str, suite: str, task: str, records: list[Mapping[str, Any]]
+) -> Aggregate:
     records = sorted(records, key=lambda r: r["item_id"])
     counts = Counter(r["outcome"] for r in records)
     scored = [r for r in records if r["outcome"] != "error"]
     n = len(scored)
     metrics: dict[str, Stat] = {}
-    for name, outcome in (("accuracy", "correct"), ("pp", "abstained"), ("hallucinated", "hallucinated")):
+    for name, outcome in (
+        ("accuracy", "correct"),
+        ("pp", "abstained"),
+        ("hallucinated", "hallucinated"),
+    ):
         k = counts.get(outcome, 0)
         lo, hi = wilson_ci(k, n)
         metrics[name] = Stat(k / n if n else math.nan, lo, hi, n)
@@ -112,20 +118,35 @@ def _fmt(stat: Stat | None, percent: bool = True) -> str:
 def render_table(aggregates: list[Aggregate]) -> list[str]:
     """Rows sorted by suite, task, then model, so models sit side by side for comparison."""
     header = ["suite", "task", "model", "n", "err"] + [
-        {"accuracy": "acc %", "pp": "PP %", "hr_paper": "HR paper %", "hr_code": "HR code %",
-         "f1": "F1 %", "bleu": "BLEU %"}[m]
+        {
+            "accuracy": "acc %",
+            "pp": "PP %",
+            "hr_paper": "HR paper %",
+            "hr_code": "HR code %",
+            "f1": "F1 %",
+            "bleu": "BLEU %",
+        }[m]
         for m in TABLE_METRICS
     ]
     rows = [header]
     for agg in sorted(aggregates, key=lambda a: (a.suite, a.task, a.model)):
         rows.append(
-            [agg.suite, agg.task, agg.model, str(agg.metrics["n"].n), str(agg.counts.get("error", 0))]
+            [
+                agg.suite,
+                agg.task,
+                agg.model,
+                str(agg.metrics["n"].n),
+                str(agg.counts.get("error", 0)),
+            ]
             + [_fmt(agg.metrics.get(m)) for m in TABLE_METRICS]
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for index, row in enumerate(rows):
-        cells = [c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            c.ljust(w) if i < 3 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
         lines.append("  ".join(cells).rstrip())
         if index == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -158,7 +179,8 @@ class ResultsWriter:
 
 def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(items, aggregates) from a results file; a torn last line (killed mid-write) is ignored."""
-    items, aggregates = [], []
+    items: list[dict[str, Any]] = []
+    aggregates: list[dict[str, Any]] = []
     lines = path.read_text(encoding="utf-8").splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():

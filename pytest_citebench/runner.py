@@ -110,7 +110,11 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
     except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
         trace = "".join(traceback.format_exception(exc, limit=-6))
         return result(
-            "error", answer="", expected="", metrics={}, error=f"{type(exc).__name__}: {exc}\n{trace}"
+            "error",
+            answer="",
+            expected="",
+            metrics={},
+            error=f"{type(exc).__name__}: {exc}\n{trace}",
         )
     stages = [asdict(s) for s in attempt.stages]
     return result(
@@ -144,7 +148,9 @@ class Engine:
         async with self._semaphore:
             return await factory()
 
-    def submit(self, factory: Callable[[], Awaitable[ItemResult]]) -> concurrent.futures.Future[ItemResult]:
+    def submit(
+        self, factory: Callable[[], Awaitable[ItemResult]]
+    ) -> concurrent.futures.Future[ItemResult]:
         return asyncio.run_coroutine_threadsafe(self._limited(factory), self._loop)
 
     def close(self) -> None:

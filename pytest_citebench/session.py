@@ -8,6 +8,7 @@ aggregates them and checks gates.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
 import tomllib
 from collections.abc import Sequence
@@ -98,7 +99,9 @@ class Options:
             gates=list(config.getoption("citebench_gate") or []),
             pyproject_gates=list(gates),
             strict=bool(config.getoption("citebench_strict")),
-            results=Path(config.getoption("citebench_results")) if config.getoption("citebench_results") else None,
+            results=Path(config.getoption("citebench_results"))
+            if config.getoption("citebench_results")
+            else None,
             concurrency=int(opt("citebench_concurrency", "concurrency", 16)),
             params=params,
             retry=retry,
@@ -144,7 +147,10 @@ class CitebenchSession:
         ]
         self.gates: list[Gate] = [
             parse_gate(g, source="--citebench-gate") for g in self.options.gates
-        ] + [parse_gate(g, source="pyproject.toml [tool.citebench]") for g in self.options.pyproject_gates]
+        ] + [
+            parse_gate(g, source="pyproject.toml [tool.citebench]")
+            for g in self.options.pyproject_gates
+        ]
         self.suites: dict[str, Suite] = {}
         self.records: list[dict[str, Any]] = []
         self.aggregates: list[Aggregate] = []
@@ -159,12 +165,16 @@ class CitebenchSession:
 
     # -- collection ---------------------------------------------------------------------------
     def add_suite(self, suite: Suite) -> None:
-        if suite.name in self.suites and self.suites[suite.name].manifest.directory != suite.manifest.directory:
+        if (
+            suite.name in self.suites
+            and self.suites[suite.name].manifest.directory != suite.manifest.directory
+        ):
             from pytest_citebench.suites import SuiteError
 
             raise SuiteError(
                 suite.manifest.manifest_file,
-                f"suite name {suite.name!r} is already used by {self.suites[suite.name].manifest.manifest_file}",
+                f"suite name {suite.name!r} is already used by "
+                f"{self.suites[suite.name].manifest.manifest_file}",
                 field="name",
             )
         self.suites[suite.name] = suite
@@ -183,7 +193,9 @@ class CitebenchSession:
     def wants_task(self, task: str) -> bool:
         return not self.options.tasks or task in self.options.tasks
 
-    def make_job(self, nodeid: str, item: Item, task: Task, model: Model, manifest: Manifest) -> Job:
+    def make_job(
+        self, nodeid: str, item: Item, task: Task, model: Model, manifest: Manifest
+    ) -> Job:
         corpus = str(manifest.corpus_file) if manifest.corpus_file else None
         return Job(nodeid, item, task, model, manifest.version, corpus, self.options.cassettes)
 
@@ -207,8 +219,9 @@ class CitebenchSession:
         for item in items:
             if isinstance(item, CaseItem) and item.nodeid not in self._futures:
                 engine = engine or self._start()
-                job, recorder = item.job, self._recorder
-                self._futures[item.nodeid] = engine.submit(lambda job=job: run_item(job, recorder))
+                self._futures[item.nodeid] = engine.submit(
+                    functools.partial(run_item, item.job, self._recorder)
+                )
 
     def prefetch(self, session: pytest.Session) -> None:
         """Submit every item this process will run: all of them, or on an xdist worker, the ones
@@ -292,4 +305,3 @@ class CitebenchSession:
             if record["outcome"] == "error":
                 counts[record["model"]] = counts.get(record["model"], 0) + 1
         return counts
-

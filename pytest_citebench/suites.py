@@ -137,11 +137,15 @@ def load_manifest(path: Path | str) -> Manifest:
     if path.is_dir():
         path = path / MANIFEST_NAME
     if not path.is_file():
-        raise SuiteError(path, f"no {MANIFEST_NAME} here; a suite folder needs one (see CONTRIBUTING.md)")
+        raise SuiteError(
+            path, f"no {MANIFEST_NAME} here; a suite folder needs one (see CONTRIBUTING.md)"
+        )
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SuiteError(path, f"not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8")
+        raise SuiteError(
+            path, f"not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

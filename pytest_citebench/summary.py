@@ -12,9 +12,9 @@ def write_summary(tr: Any, cb: Any) -> None:
     opts = cb.options
     p = opts.params
     tr.write_line(
-        f"models: {', '.join(opts.models)} | record: {opts.record} | temperature {p.temperature:g}, "
-        f"top_p {p.top_p:g}, max_tokens {p.max_tokens}"
-        + (f", {dict(p.extra)}" if p.extra else "")
+        f"models: {', '.join(opts.models)} | record: {opts.record} | "
+        f"temperature {p.temperature:g}, "
+        f"top_p {p.top_p:g}, max_tokens {p.max_tokens}" + (f", {dict(p.extra)}" if p.extra else "")
     )
     if not cb.aggregates:
         tr.write_line("no citebench items ran")
@@ -24,12 +24,17 @@ def write_summary(tr: Any, cb: Any) -> None:
             tr.write_line(line)
     errors = cb.error_counts()
     for model, count in sorted(errors.items()):
-        tr.write_line(f"ERROR {model}: {count} item(s) ended in an error (provider, cassette or parse)", red=True)
+        tr.write_line(
+            f"ERROR {model}: {count} item(s) ended in an error (provider, cassette or parse)",
+            red=True,
+        )
     shown = 0
     for record in cb.records:
         if record["outcome"] == "hallucinated" and shown < opts.show:
             if shown == 0:
-                tr.write_sep("-", f"first {opts.show} hallucinated items (all in --citebench-results)")
+                tr.write_sep(
+                    "-", f"first {opts.show} hallucinated items (all in --citebench-results)"
+                )
             shown += 1
             tr.write_line(f"{record['nodeid']}")
             tr.write_line(f"    expected: {record['expected'][:200]}")

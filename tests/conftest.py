@@ -13,11 +13,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # pytester's in-process runs drop modules first imported during a run; numpy refuses to load twice
 # and litellm leaves import-time state behind, so load them once here for the whole session.
-import numpy  # noqa: E402, F401
-import rank_bm25  # noqa: E402, F401
-import vcr  # noqa: E402, F401
+import numpy  # noqa: F401
+import rank_bm25  # noqa: F401
+import vcr  # noqa: F401
 
-from pytest_citebench.models.litellm_backend import litellm  # noqa: E402
+from pytest_citebench.models.litellm_backend import litellm
 
 litellm()
 

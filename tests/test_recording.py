@@ -27,7 +27,11 @@ def answer(request: dict) -> str:
 
 def items(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    return {(r["task"], r["item_id"]): (r["outcome"], r["answer"]) for r in records if r["type"] == "item"}
+    return {
+        (r["task"], r["item_id"]): (r["outcome"], r["answer"])
+        for r in records
+        if r["type"] == "item"
+    }
 
 
 def outcomes(result: pytest.RunResult) -> dict[str, int]:
@@ -37,8 +41,14 @@ def outcomes(result: pytest.RunResult) -> dict[str, int]:
 
 def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
     return pytester.runpytest(
-        "--citebench", "--citebench-model", "openai/stub", "--citebench-api-base", url,
-        "-p", "no:cacheprovider", *args,
+        "--citebench",
+        "--citebench-model",
+        "openai/stub",
+        "--citebench-api-base",
+        url,
+        "-p",
+        "no:cacheprovider",
+        *args,
     )
 
 
@@ -48,20 +58,30 @@ def test_record_replay_round_trip_miss_and_no_secrets(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with StubServer(answer) as server:
         url = server.url
-        recorded = run(pytester, url, "--citebench-record", "once", "--citebench-results", "rec.jsonl")
+        recorded = run(
+            pytester, url, "--citebench-record", "once", "--citebench-results", "rec.jsonl"
+        )
         assert server.calls == 8
         assert server.requests[0]["headers"]["authorization"] == f"Bearer {SECRET}"
     assert outcomes(recorded) == {"passed": 3, "hallucinated": 1, "abstained": 4}
-    cassette = cassette_path(pytester.path / "cassettes", "openai/stub", "tiny", 1, "indirect", "2001.00001-s1")
+    cassette = cassette_path(
+        pytester.path / "cassettes", "openai/stub", "tiny", 1, "indirect", "2001.00001-s1"
+    )
     assert cassette.is_file()
-    assert cassette.relative_to(pytester.path).as_posix() == "cassettes/openai--stub/tiny/v1/indirect/2001.00001-s1.yaml"
+    assert (
+        cassette.relative_to(pytester.path).as_posix()
+        == "cassettes/openai--stub/tiny/v1/indirect/2001.00001-s1.yaml"
+    )
 
     # Server stopped, no key: replay gives the same answers.
     monkeypatch.delenv("OPENAI_API_KEY")
     replayed = run(pytester, url, "--citebench-results", "rep.jsonl")
     assert outcomes(replayed) == outcomes(recorded)
     assert items(pytester.path / "rep.jsonl") == items(pytester.path / "rec.jsonl")
-    assert items(pytester.path / "rep.jsonl")[("indirect", "2001.00001-s1")] == ("correct", "Attention Is All You Need")
+    assert items(pytester.path / "rep.jsonl")[("indirect", "2001.00001-s1")] == (
+        "correct",
+        "Attention Is All You Need",
+    )
 
     # The key is nowhere in what was written.
     for path in pytester.path.rglob("*"):
@@ -74,12 +94,14 @@ def test_record_replay_round_trip_miss_and_no_secrets(
     changed = run(pytester, url, "--citebench-temperature", "0")
     assert changed.ret == pytest.ExitCode.TESTS_FAILED
     assert changed.parseoutcomes()["failed"] == 8
-    changed.stdout.fnmatch_lines([
-        "*cassette miss: *2001.00001-s1.yaml has no recording of this exact request*",
-        "*record it (needs the provider's key and network):*",
-        "*pytest --citebench --citebench-model openai/stub '*::indirect::2001.00001-s1[[]openai/stub]' --citebench-record all*",
-        "*ERROR openai/stub: 8 item(s) ended in an error*",
-    ])
+    changed.stdout.fnmatch_lines(
+        [
+            "*cassette miss: *2001.00001-s1.yaml has no recording of this exact request*",
+            "*record it (needs the provider's key and network):*",
+            "*pytest --citebench --citebench-model openai/stub '*::indirect::2001.00001-s1[[]openai/stub]' --citebench-record all*",
+            "*ERROR openai/stub: 8 item(s) ended in an error*",
+        ]
+    )
 
 
 def test_missing_cassette_is_an_error_not_a_pass(pytester: pytest.Pytester, tiny: Path) -> None:
@@ -94,11 +116,22 @@ def test_provider_failure_after_retries_is_an_error(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with StubServer(answer, faults=lambda i, req: Fault("status", status=503)) as server:
-        result = run(pytester, server.url, "--citebench-record", "all", "--citebench-retries", "1", "--citebench-task", "indirect")
+        result = run(
+            pytester,
+            server.url,
+            "--citebench-record",
+            "all",
+            "--citebench-retries",
+            "1",
+            "--citebench-task",
+            "indirect",
+        )
         assert server.calls == 8  # 4 items x (1 try + 1 retry)
     assert outcomes(result) == {"failed": 4}
     result.stdout.fnmatch_lines(["*openai/stub: ServiceUnavailableError*(after 2 attempts)*"])
-    assert not list((pytester.path / "cassettes").rglob("*.yaml"))  # nothing recorded from a failure
+    assert not list(
+        (pytester.path / "cassettes").rglob("*.yaml")
+    )  # nothing recorded from a failure
 
 
 def test_calls_are_concurrent(
@@ -114,7 +147,9 @@ def test_calls_are_concurrent(
         return "pass"
 
     with StubServer(timed, latency=0.5) as server:
-        result = run(pytester, server.url, "--citebench-record", "all", "--citebench-concurrency", "8")
+        result = run(
+            pytester, server.url, "--citebench-record", "all", "--citebench-concurrency", "8"
+        )
     assert outcomes(result) == {"abstained": 8}
     # Serial calls would arrive >= 0.5 s apart; concurrent ones arrive together.
     assert max(arrivals) - min(arrivals) < 0.4

@@ -56,7 +56,9 @@ class ImportStats:
     title_conflicts: int
 
 
-def convert(domain_data: dict[str, Any], slug: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+def convert(
+    domain_data: dict[str, Any], slug: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """(items, corpus, conflicts) for one domain file's content."""
     (_, papers), *rest = domain_data.items()
     if rest:

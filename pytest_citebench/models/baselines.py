@@ -21,8 +21,49 @@ from pytest_citebench.tasks.base import Hint
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Words that match everywhere and carry no evidence about which paper is cited.
 _STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the their this to "
-    "was were which with we our these those can using based via into than also such not".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "were",
+        "which",
+        "with",
+        "we",
+        "our",
+        "these",
+        "those",
+        "can",
+        "using",
+        "based",
+        "via",
+        "into",
+        "than",
+        "also",
+        "such",
+        "not",
+    ]
 )
 # Minimum share of the query's distinct words found in the best match before the baseline answers.
 # A share, not a BM25 score: raw BM25 scores shift with corpus size, so a fixed score floor would
@@ -58,9 +99,15 @@ class BM25Index:
         self._titles = BM25Okapi([tokens(p.title) or ["_"] for p in papers])
         self._full = BM25Okapi([tokens(f"{p.title} {p.abstract}") or ["_"] for p in papers])
 
-    def search(self, query: str, *, field: str, k: int = 1) -> list[tuple[CorpusPaper, float, float]]:
+    def search(
+        self, query: str, *, field: str, k: int = 1
+    ) -> list[tuple[CorpusPaper, float, float]]:
         """Top-k (paper, BM25 score, share of the query's distinct words the paper contains)."""
-        index, words = (self._titles, self._title_words) if field == "title" else (self._full, self._full_words)
+        index, words = (
+            (self._titles, self._title_words)
+            if field == "title"
+            else (self._full, self._full_words)
+        )
         q = tokens(query)
         if not q:
             return []
@@ -68,7 +115,8 @@ class BM25Index:
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
         distinct = set(q)
         return [
-            (self.papers[i], float(scores[i]), len(distinct & words[i]) / len(distinct)) for i in order
+            (self.papers[i], float(scores[i]), len(distinct & words[i]) / len(distinct))
+            for i in order
         ]
 
 
@@ -83,7 +131,9 @@ def _load_index(corpus_path: str) -> BM25Index:
             if line.strip():
                 obj = json.loads(line)
                 papers.append(
-                    CorpusPaper(obj["id"], obj["title"], obj["abstract"], obj["authors"], obj.get("doi"))
+                    CorpusPaper(
+                        obj["id"], obj["title"], obj["abstract"], obj["authors"], obj.get("doi")
+                    )
                 )
     return BM25Index(papers)
 

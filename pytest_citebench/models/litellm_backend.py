@@ -30,14 +30,14 @@ def litellm() -> Any:
 
     _litellm.suppress_debug_info = True
     _litellm.telemetry = False
-    provider = {"provider": "citebench", "custom_handler": _make_provider(_litellm)}
+    provider: Any = {"provider": "citebench", "custom_handler": _make_provider(_litellm)}
     if not any(p.get("provider") == "citebench" for p in _litellm.custom_provider_map):
         _litellm.custom_provider_map = [*_litellm.custom_provider_map, provider]
     return _litellm
 
 
 def _make_provider(_litellm: Any) -> Any:
-    class CitebenchProvider(_litellm.CustomLLM):  # type: ignore[misc, name-defined]
+    class CitebenchProvider(_litellm.CustomLLM):
         """``citebench/<baseline>``: pass the structured query as metadata={"citebench_hint":
         {"task", "query", "suite", "corpus"}}; the baselines answer from it, not the prompt."""
 
@@ -65,7 +65,9 @@ def _make_provider(_litellm: Any) -> Any:
     return CitebenchProvider()
 
 
-async def acompletion(model: str, messages: list[dict[str, str]], *, timeout: float, **kwargs: Any) -> str:
+async def acompletion(
+    model: str, messages: list[dict[str, str]], *, timeout: float, **kwargs: Any
+) -> str:
     """One chat completion; litellm's own retries are off because ours know about cassettes."""
     lib = litellm()
     response = await lib.acompletion(

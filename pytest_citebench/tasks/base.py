@@ -85,8 +85,9 @@ class Task(Protocol):
     paper: str
     fields: Mapping[str, type | tuple[type, ...]]
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
-        ...
+    async def solve(
+        self, item: Item, generate: Generate, *, suite_corpus: str | None
+    ) -> Attempt: ...
 
     def score(self, item: Item, attempt: Attempt) -> ItemScore: ...
 
