@@ -9,6 +9,7 @@ whether other suites go on (the collector reports the bad suite as one error and
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -149,7 +150,9 @@ def load_manifest(path: Path | str) -> Manifest:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        # Python 3.11's TOMLDecodeError has no lineno attribute; the line is in its message.
+        found = re.search(r"at line (\d+)", str(exc))
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         raise SuiteError(path, f"invalid TOML: {exc}", line=line) from None
     for key in _REQUIRED_MANIFEST_KEYS:
         if key not in data:
