@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from pytest_citebench.importers.reasons import DOMAINS, convert, import_reasons
-
-from conftest import REPO
 
 UPSTREAM = {
     "Natural Language Processing": {
