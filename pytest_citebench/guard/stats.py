@@ -129,7 +129,8 @@ def naive_threshold(scores: Sequence[float], alpha: float, *, method: str = "lin
     vals = _finite_floats(scores, "scores")
     if not vals:
         raise ValueError("naive_threshold needs at least one score")
-    return float(np.quantile(np.asarray(vals), 1.0 - alpha, method=method))  # type: ignore[call-overload]
+    quantile: Any = np.quantile  # numpy types `method` as a Literal; ours is a checked str
+    return float(quantile(np.asarray(vals), 1.0 - alpha, method=method))
 
 
 def flag(scores: Sequence[float], tau: float) -> list[bool]:
