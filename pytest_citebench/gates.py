@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pytest_citebench.report import METRICS, Aggregate, Stat
+from pytest_citebench.report import Aggregate, Stat, known_metrics
 
 _GATE = re.compile(
     r"^\s*(?P<suite>[^:\s]+):(?P<task>[^:\s]+):(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*"
@@ -51,9 +51,10 @@ def parse_gate(spec: str, *, source: str, suite: str | None = None) -> Gate:
         form = "TASK:METRIC<=VALUE" if suite is not None else "SUITE_GLOB:TASK:METRIC<=VALUE"
         raise GateError(f"{source}: gate {spec!r} is not of the form {form} (or >=)")
     metric = match["metric"]
-    if metric not in METRICS:
+    known = known_metrics()
+    if metric not in known:
         raise GateError(
-            f"{source}: gate {spec!r}: unknown metric {metric!r}; known: {', '.join(METRICS)}"
+            f"{source}: gate {spec!r}: unknown metric {metric!r}; known: {', '.join(sorted(known))}"
         )
     return Gate(match["suite"], match["task"], metric, match["op"], float(match["value"]), source)
 
@@ -89,6 +90,8 @@ def evaluate(
     for gate in gates:
         matched = False
         for agg in aggregates:
+            if agg.stage is not None or gate.metric not in agg.metrics:
+                continue
             if fnmatch.fnmatchcase(agg.suite, gate.suite) and fnmatch.fnmatchcase(
                 agg.task, gate.task
             ):

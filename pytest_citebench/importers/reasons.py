@@ -114,7 +114,7 @@ def _manifest(name: str, domain: str, n_items: int) -> str:
         "version = 1",
         f'description = "REASONS {domain}: {n_items} related-work sentences and the arXiv paper '
         'each one cites."',
-        'tasks = ["direct", "indirect"]',
+        'tasks = ["direct", "direct_metadata", "direct_metadata_oracle", "indirect", "sid", "sid_oracle"]',
         'corpus = "corpus.jsonl"',
         "# Default gates for this suite, as 'TASK:METRIC<=VALUE' or '>='. None by default:",
         "# a model team sets its own release bar (see README, 'Gates').",

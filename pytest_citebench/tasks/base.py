@@ -81,9 +81,20 @@ class NamedTemplate:
 
 
 class Task(Protocol):
+    """What every task provides. Optional extras, looked up with ``getattr``:
+
+    - ``label: str``: shown beside the task in every report (e.g. that a protocol is an oracle).
+    - ``stages: tuple[str, ...]``: stage names of an escalating task; with more than one, the
+      aggregates are also reported per final stage.
+    - ``set_metrics(records) -> dict[str, Stat]`` with ``set_metric_docs``: metrics of the whole
+      group that are not means of per-item numbers (agreement, ROC-AUC, DOI shares).
+    """
+
     name: str
     paper: str
     fields: Mapping[str, type | tuple[type, ...]]
+    # Per-item numbers (name -> what it means); aggregated as means over answered items.
+    metrics: Mapping[str, str]
 
     async def solve(
         self, item: Item, generate: Generate, *, suite_corpus: str | None

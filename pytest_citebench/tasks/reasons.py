@@ -44,6 +44,13 @@ DIRECT_USER = NamedTemplate(
     "mention the paper in the title, also if you don't know write 'pass'.",
 )
 
+REASONS_METRICS: Mapping[str, str] = {
+    "hr_paper": "hallucination rate, the paper's formula (answered items)",
+    "hr_code": "hallucination rate, the REASONS code's |H-R|/|H| (answered items)",
+    "f1": "token-set F1 against the gold answer (answered items)",
+    "bleu": "BLEU-4, nltk, no smoothing (answered items)",
+}
+
 REASONS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "citing_title": str,
     "sentence": str,
@@ -92,50 +99,132 @@ def stage(name: str, raw: str, clean: object) -> Stage:
     return Stage(name=name, raw=raw, answer=answer, abstained=abstained)
 
 
-class Indirect:
-    name = "indirect"
+class _Reasons:
+    """Shared by the REASONS tasks: what the gold is, how an answer is cleaned and compared."""
+
+    name: str
+    kind: str  # "direct" (title -> authors) or "indirect" (sentence -> title)
     paper = PAPER
-    fields = REASONS_FIELDS
+    fields: Mapping[str, type | tuple[type, ...]] = REASONS_FIELDS
+    metrics = REASONS_METRICS
 
     def messages(self, item: Item) -> list[Message]:
+        if self.kind == "direct":
+            return [
+                Message("system", DIRECT_SYSTEM.render(cited_title=item["cited_title"])),
+                Message("user", DIRECT_USER.render()),
+            ]
         return [
             Message("system", INDIRECT_SYSTEM.render(citing_title=item["citing_title"])),
             Message("user", item["sentence"]),
         ]
 
+    def expected(self, item: Item) -> str:
+        return str(item["cited_authors"] if self.kind == "direct" else item["cited_title"])
+
+    def parse(self, name: str, raw: str) -> Stage:
+        return stage(name, raw, clean_authors if self.kind == "direct" else clean_title)
+
+    def is_correct(self, item: Item, answer: str) -> bool:
+        if self.kind == "direct":
+            gold = author_keys(item["cited_authors"])
+            return bool(gold) and author_keys(answer) == gold
+        return normalize(answer) == normalize(item["cited_title"])
+
+    def hint(self, item: Item, corpus: str | None, **extra: str) -> Hint:
+        query = item["cited_title"] if self.kind == "direct" else item["sentence"]
+        return Hint(self.kind, query, item.suite, corpus, extra)
+
     async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
-        hint = Hint(self.name, item["sentence"], item.suite, suite_corpus)
-        raw = await generate(self.messages(item), hint=hint)
-        return Attempt((stage("indirect", raw, clean_title),))
+        raw = await generate(self.messages(item), hint=self.hint(item, suite_corpus))
+        return Attempt((self.parse(self.kind, raw),))
 
     def score(self, item: Item, attempt: Attempt) -> ItemScore:
-        expected = item["cited_title"]
         final = attempt.final
-        return _score(normalize(final.answer) == normalize(expected), expected, final)
+        return _score(self.is_correct(item, final.answer), self.expected(item), final)
 
 
-class Direct:
+class Indirect(_Reasons):
+    name = "indirect"
+    kind = "indirect"
+
+
+class Direct(_Reasons):
     name = "direct"
-    paper = PAPER
-    fields = REASONS_FIELDS
+    kind = "direct"
 
-    def messages(self, item: Item) -> list[Message]:
-        return [
-            Message("system", DIRECT_SYSTEM.render(cited_title=item["cited_title"])),
-            Message("user", DIRECT_USER.render()),
-        ]
+
+class Escalating(_Reasons):
+    """Ask; if the model abstains, ask again in the same conversation with more metadata.
+
+    Deployable by default: only an abstention escalates. ``oracle=True`` is the paper's protocol,
+    which also escalates a wrong answer, judged against the gold; that peeks at the answer key,
+    so it is its own task name and is labelled in every report.
+    """
+
+    def __init__(self, name: str, kind: str, steps: tuple[str, ...], *, oracle: bool) -> None:
+        self.name = name
+        self.kind = kind
+        self.steps = steps
+        self.oracle = oracle
+        self.stages = (kind, *steps)
+        self.fields = {**REASONS_FIELDS, **{f"cited_{s}": str for s in steps}}
+        if oracle:
+            self.label = (
+                "oracle protocol: escalates wrong answers too, judged against the gold "
+                "(the paper's rule); not achievable in deployment"
+            )
+
+    def _escalate(self, item: Item, current: Stage) -> bool:
+        if current.abstained:
+            return True
+        return self.oracle and not self.is_correct(item, current.answer)
 
     async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
-        hint = Hint(self.name, item["cited_title"], item.suite, suite_corpus)
-        raw = await generate(self.messages(item), hint=hint)
-        return Attempt((stage("direct", raw, clean_authors),))
+        messages = self.messages(item)
+        raw = await generate(messages, hint=self.hint(item, suite_corpus))
+        stages = [self.parse(self.kind, raw)]
+        given: dict[str, str] = {}
+        for step in self.steps:
+            if not self._escalate(item, stages[-1]):
+                break
+            template = ESCALATION[(self.kind, step)]
+            given[step] = item[f"cited_{step}"]
+            messages = [
+                *messages,
+                Message("assistant", stages[-1].raw),
+                Message("user", template.render(value=given[step])),
+            ]
+            raw = await generate(messages, hint=self.hint(item, suite_corpus, **given))
+            stages.append(self.parse(step, raw))
+        return Attempt(tuple(stages))
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
-        expected = item["cited_authors"]
-        final = attempt.final
-        gold = author_keys(expected)
-        return _score(bool(gold) and author_keys(final.answer) == gold, expected, final)
 
+# The follow-up turns, worded as the REASONS code words them.
+ESCALATION = {
+    ("direct", "abstract"): NamedTemplate(
+        "reasons.direct.abstract",
+        "let me give you some more context by providing the abstract of the research paper. $value",
+    ),
+    ("indirect", "abstract"): NamedTemplate(
+        "reasons.sid.abstract",
+        "let me give you some more context by providing the abstract of the research paper it is "
+        "citing to. $value",
+    ),
+    ("indirect", "authors"): NamedTemplate(
+        "reasons.sid.authors",
+        "let me give you some more context by providing the author names of the research paper "
+        "it is citing to. $value",
+    ),
+}
 
-registry.register(Indirect())
-registry.register(Direct())
+TASKS = (
+    Indirect(),
+    Direct(),
+    Escalating("direct_metadata", "direct", ("abstract",), oracle=False),
+    Escalating("direct_metadata_oracle", "direct", ("abstract",), oracle=True),
+    Escalating("sid", "indirect", ("abstract", "authors"), oracle=False),
+    Escalating("sid_oracle", "indirect", ("abstract", "authors"), oracle=True),
+)
+for _task in TASKS:
+    registry.register(_task)

@@ -40,3 +40,8 @@ def get(name: str) -> Task:
 def names() -> list[str]:
     _load()
     return sorted(_TASKS)
+
+
+def all_tasks() -> list[Task]:
+    _load()
+    return [_TASKS[name] for name in sorted(_TASKS)]
