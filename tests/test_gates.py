@@ -50,7 +50,7 @@ def test_aggregate_golden_values() -> None:
         {
             "model": "m",
             "suite": "s",
-            "task": "t",
+            "task": "indirect",
             "item_id": "a",
             "outcome": "correct",
             "metrics": {"f1": 1.0, "bleu": 1.0, "hr_paper": 0.0, "hr_code": 0.0},
@@ -58,7 +58,7 @@ def test_aggregate_golden_values() -> None:
         {
             "model": "m",
             "suite": "s",
-            "task": "t",
+            "task": "indirect",
             "item_id": "b",
             "outcome": "hallucinated",
             "metrics": {"f1": 0.5, "bleu": 0.0, "hr_paper": 0.75, "hr_code": 0.5},
@@ -66,7 +66,7 @@ def test_aggregate_golden_values() -> None:
         {
             "model": "m",
             "suite": "s",
-            "task": "t",
+            "task": "indirect",
             "item_id": "c",
             "outcome": "abstained",
             "metrics": {},
@@ -74,7 +74,7 @@ def test_aggregate_golden_values() -> None:
         {
             "model": "m",
             "suite": "s",
-            "task": "t",
+            "task": "indirect",
             "item_id": "d",
             "outcome": "error",
             "metrics": {},
