@@ -7,6 +7,15 @@ from typing import Any
 from pytest_citebench.report import render_table
 
 
+def _task(name: str) -> Any:
+    from pytest_citebench.tasks import registry
+
+    try:
+        return registry.get(name)
+    except KeyError:
+        return None
+
+
 def write_summary(tr: Any, cb: Any) -> None:
     tr.write_sep("=", "citebench")
     opts = cb.options
@@ -22,6 +31,16 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_line("95% CIs in brackets: Wilson for acc/PP, bootstrap (B=2000) for HR/F1/BLEU")
         for line in render_table(cb.aggregates):
             tr.write_line(line)
+    # Tasks may add lines of their own (a calibration table, a DOI breakdown), once per task.
+    tasks = sorted({agg.task for agg in cb.aggregates})
+    for name in tasks:
+        extra = getattr(_task(name), "summary_lines", None)
+        if extra is not None:
+            lines = extra([a for a in cb.aggregates if a.task == name], cb.records)
+            if lines:
+                tr.write_sep("-", f"citebench: {name}")
+                for line in lines:
+                    tr.write_line(line)
     errors = cb.error_counts()
     for model, count in sorted(errors.items()):
         tr.write_line(

@@ -88,6 +88,8 @@ class Task(Protocol):
       aggregates are also reported per final stage.
     - ``set_metrics(records) -> dict[str, Stat]`` with ``set_metric_docs``: metrics of the whole
       group that are not means of per-item numbers (agreement, ROC-AUC, DOI shares).
+    - ``summary_lines(aggregates, records) -> list[str]``: extra lines for the terminal summary
+      (e.g. a calibration table), printed once per task under its own heading.
     """
 
     name: str

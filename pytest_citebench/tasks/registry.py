@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pytest_citebench.tasks.base import Task
 
-_BUILTIN_MODULES = ("pytest_citebench.tasks.reasons",)
+_BUILTIN_MODULES = (
+    "pytest_citebench.tasks.reasons",
+    "pytest_citebench.tasks.arxeval",
+    "pytest_citebench.tasks.guard",
+)
 _TASKS: dict[str, Task] = {}
 _loaded = False
 

@@ -1,0 +1,1 @@
+"""ArxEval (jumbled and mixed titles): tasks registered here."""

@@ -1,0 +1,1 @@
+"""citation-guard: verifier validation and guard tasks, registered here."""
