@@ -23,6 +23,8 @@ PAPER = (
     "Saxena, Tilwani, Mohammadi, Padia, Raff, Sheth, Parthasarathy, Gaur: "
     "Attribution in Scientific Literature: New Benchmark and Methods (REASONS)"
 )
+# Every REASONS strategy; the oracle variants are labelled as such in every report.
+TASKS = ("direct", "direct_metadata", "direct_metadata_oracle", "indirect", "sid", "sid_oracle")
 # File stem -> suite slug; AI and CV are not in the public data we have.
 DOMAINS = {
     "Biomolecules": "biomolecules",
@@ -114,7 +116,7 @@ def _manifest(name: str, domain: str, n_items: int) -> str:
         "version = 1",
         f'description = "REASONS {domain}: {n_items} related-work sentences and the arXiv paper '
         'each one cites."',
-        'tasks = ["direct", "direct_metadata", "direct_metadata_oracle", "indirect", "sid", "sid_oracle"]',
+        "tasks = " + json.dumps(list(TASKS)),
         'corpus = "corpus.jsonl"',
         "# Default gates for this suite, as 'TASK:METRIC<=VALUE' or '>='. None by default:",
         "# a model team sets its own release bar (see README, 'Gates').",
