@@ -92,6 +92,8 @@ def evaluate(
         for agg in aggregates:
             if agg.stage is not None or gate.metric not in agg.metrics:
                 continue
+            if "+swap-" in agg.suite and "+" not in gate.suite:
+                continue  # adversarial variants are gated only by globs that name them
             if fnmatch.fnmatchcase(agg.suite, gate.suite) and fnmatch.fnmatchcase(
                 agg.task, gate.task
             ):

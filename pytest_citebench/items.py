@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -40,6 +41,45 @@ class SuiteFile(pytest.File):
         for task in suite.manifest.tasks:
             if session.wants_task(task):
                 yield TaskGroup.from_parent(self, name=task, suite=suite)
+        for kind in session.options.adversarial:
+            yield Variant.from_parent(self, name=f"swap-{kind}", suite=suite, kind=kind)
+
+
+class Variant(pytest.Collector):
+    """A suite with one field swapped adversarially; it reports as suite ``<name>+swap-<kind>``."""
+
+    def __init__(self, *, suite: Suite, kind: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.kind = kind
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        session = citebench_session(self.config)
+        name = f"{self.suite.name}+{self.name}"
+        swapped = session.swaps(self.suite, self.kind)
+        items = [replace(s.item, suite=name) for s in swapped if s.item is not None]
+        for skipped in (s for s in swapped if s.item is None):
+            yield SkippedSwap.from_parent(self, name=skipped.original.id, reason=skipped.reason)
+        if items:
+            variant = Suite(replace(self.suite.manifest, name=name), items)
+            for task in self.suite.manifest.tasks:
+                if session.wants_task(task):
+                    yield TaskGroup.from_parent(self, name=task, suite=variant)
+
+
+class SkippedSwap(pytest.Item):
+    """An item the adversarial transform could not swap: skipped, with the reason, and counted."""
+
+    def __init__(self, *, reason: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reason = reason
+        self.add_marker("citebench")
+
+    def runtest(self) -> None:
+        pytest.skip(self.reason)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.name} (adversarial swap skipped)"
 
 
 class TaskGroup(pytest.Collector):

@@ -66,6 +66,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--citebench-timeout", type=float, metavar="S", help="per-call timeout (120)")
     group.addoption("--citebench-task", action="append", metavar="TASK", help="only these tasks")
     group.addoption(
+        "--citebench-rag",
+        action="append",
+        choices=("none", "naive", "advanced"),
+        help="wrap every model in RAG: naive (BM25 top-2) or advanced (dense + trained "
+        "cross-encoder); repeatable, 'none' keeps the plain model beside it",
+    )
+    group.addoption("--citebench-rag-k", type=int, metavar="K", help="papers retrieved (2 / 40)")
+    group.addoption(
+        "--citebench-adversarial",
+        action="append",
+        choices=("title", "abstract"),
+        help="also run every suite with the citing title (or cited abstract) swapped for the "
+        "most similar other one in the suite (REASONS adversarial test); repeatable",
+    )
+    group.addoption(
+        "--citebench-adversarial-threshold",
+        type=float,
+        metavar="R",
+        help="minimum Ratcliff-Obershelp similarity of a swap (0.70)",
+    )
+    group.addoption(
         "--citebench-show", type=int, metavar="N", help="hallucinations shown in summary (5)"
     )
 

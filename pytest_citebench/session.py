@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pytest_citebench.report import Aggregate, ResultsWriter
     from pytest_citebench.suites import Item, Manifest, Suite
     from pytest_citebench.tasks.base import Task
+    from pytest_citebench.transforms import Swapped
 
 SESSION_KEY = pytest.StashKey["CitebenchSession"]()
 
@@ -54,6 +55,10 @@ class Options:
     retry: RetryPolicy
     tasks: list[str]
     show: int
+    rag: list[str] = field(default_factory=list)
+    rag_k: int | None = None
+    adversarial: list[str] = field(default_factory=list)
+    adversarial_threshold: float = 0.70
     pyproject_gates: list[str] = field(default_factory=list)
 
     @classmethod
@@ -107,6 +112,14 @@ class Options:
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
             show=int(opt("citebench_show", None, 5)),
+            rag=list(dict.fromkeys(opt("citebench_rag", "rag", None) or [])),
+            rag_k=opt("citebench_rag_k", "rag_k"),
+            adversarial=list(
+                dict.fromkeys(opt("citebench_adversarial", "adversarial", None) or [])
+            ),
+            adversarial_threshold=float(
+                opt("citebench_adversarial_threshold", "adversarial_threshold", 0.70)
+            ),
         )
 
 
@@ -135,16 +148,7 @@ class CitebenchSession:
         self.config = config
         self.options = Options.from_config(config)
         self.is_worker = hasattr(config, "workerinput")
-        self.models = [
-            Model(
-                name,
-                self.options.params,
-                self.options.api_base,
-                self.options.retry,
-                replay_only=self.options.record == "none",
-            )
-            for name in self.options.models
-        ]
+        self.models = self._build_models()
         self.gates: list[Gate] = [
             parse_gate(g, source="--citebench-gate") for g in self.options.gates
         ] + [
@@ -162,6 +166,38 @@ class CitebenchSession:
         self._writer: ResultsWriter | None = None
         self._queue_owner: Any = None
         self._queue_checked = False
+        self._swaps: dict[tuple[str, str], list[Swapped]] = {}
+
+    def _build_models(self) -> list[Model]:
+        models: list[Model] = []
+        for name in self.options.models:
+            model = Model(
+                name,
+                self.options.params,
+                self.options.api_base,
+                self.options.retry,
+                replay_only=self.options.record == "none",
+            )
+            for rag in self.options.rag or ["none"]:
+                if rag == "none":
+                    models.append(model)
+                else:
+                    from pytest_citebench.models.rag import RagModel
+
+                    models.append(RagModel.wrap(model, rag, self.options.rag_k))
+        return models
+
+    def swaps(self, suite: Suite, kind: str) -> list[Swapped]:
+        """The adversarial variant of a suite, computed once per run (and cached on disk)."""
+        key = (suite.name, kind)
+        if key not in self._swaps:
+            from pytest_citebench.transforms import swap
+
+            cache = Path(self.config.rootpath) / ".citebench" / "cache"
+            self._swaps[key] = swap(
+                suite.items, kind, threshold=self.options.adversarial_threshold, cache_dir=cache
+            )
+        return self._swaps[key]
 
     # -- collection ---------------------------------------------------------------------------
     def add_suite(self, suite: Suite) -> None:

@@ -31,6 +31,11 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_line("95% CIs in brackets: Wilson for acc/PP, bootstrap (B=2000) for HR/F1/BLEU")
         for line in render_table(cb.aggregates):
             tr.write_line(line)
+    adversarial = adversarial_lines(cb.records)
+    if adversarial:
+        tr.write_sep("-", "citebench: adversarial swaps, original -> swapped (REASONS Table 3)")
+        for line in adversarial:
+            tr.write_line(line)
     # Tasks may add lines of their own (a calibration table, a DOI breakdown), once per task.
     tasks = sorted({agg.task for agg in cb.aggregates})
     for name in tasks:
@@ -68,3 +73,38 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_line(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it", yellow=True)
     if opts.results:
         tr.write_line(f"results: {opts.results}")
+
+
+def adversarial_lines(records: list[dict[str, Any]]) -> list[str]:
+    """Each swapped suite beside its original *on the same items*, per model and task: PP,
+    BLEU, F1, HR (the paper's Table 3)."""
+    from pytest_citebench.report import _aggregate_group
+
+    groups: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
+    for record in records:
+        key = (record["model"], record["suite"], record["task"])
+        groups.setdefault(key, {})[record["item_id"]] = record
+    rows = [["suite", "task", "model", "n", "PP %", "BLEU %", "F1 %", "HR code %", "HR paper %"]]
+    for (model, suite, task), swapped in sorted(groups.items(), key=lambda kv: kv[0][1:]):
+        if "+swap-" not in suite:
+            continue
+        original = groups.get((model, suite.split("+swap-")[0], task), {})
+        shared = sorted(set(swapped) & set(original))
+        if not shared:
+            continue
+        a = _aggregate_group(model, suite, task, [original[i] for i in shared])
+        b = _aggregate_group(model, suite, task, [swapped[i] for i in shared])
+        row = [suite, task, model, str(len(shared))]
+        for metric in ("pp", "bleu", "f1", "hr_code", "hr_paper"):
+            row.append(f"{_pct(a.metrics.get(metric))} -> {_pct(b.metrics.get(metric))}")
+        rows.append(row)
+    if len(rows) == 1:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def _pct(stat: Any) -> str:
+    if stat is None or stat.value != stat.value:  # NaN: nothing answered
+        return "-"
+    return f"{stat.value * 100:.1f}"

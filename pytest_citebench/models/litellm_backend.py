@@ -5,6 +5,7 @@ custom provider so the built-in baselines are reachable as ``litellm.completion(
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 from pytest_citebench.errors import ResponseError
@@ -26,6 +27,9 @@ _RETRYABLE = (
 def litellm() -> Any:
     """Import litellm once, offline-safe, with the citebench provider registered."""
     offline_environment()
+    # litellm builds pydantic schemas for provider modules it imports lazily, mid-run, and each
+    # warns about TypedDict ReadOnly items; they say nothing about the user's run.
+    warnings.filterwarnings("ignore", message=r".*ReadOnly. qualifier", category=UserWarning)
     import litellm as _litellm
 
     _litellm.suppress_debug_info = True

@@ -1,0 +1,92 @@
+"""RAG around any generator (REASONS §4.1): retrieve papers from the suite's corpus for the
+item's query and put them in the prompt, then ask the wrapped model.
+
+*naive*: BM25 top-2, as the paper's Table 4. *advanced*: bi-encoder candidates re-ranked by the
+cross-encoder trained here (``train-reranker``), top-k configurable (paper: 40). The wrapped
+model's name carries the design (``openai/gpt-4o-mini+rag-naive``), so node ids, cassettes and
+every report row say which one answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pytest_citebench.errors import CitebenchError
+from pytest_citebench.models import Model
+from pytest_citebench.tasks.base import Hint, Message, NamedTemplate
+
+RAG_KINDS = ("naive", "advanced")
+DEFAULT_K = {"naive": 2, "advanced": 40}
+RETRIEVER: dict[str, Literal["bm25", "rerank"]] = {"naive": "bm25", "advanced": "rerank"}
+
+RAG_CONTEXT = NamedTemplate(
+    "rag.context",
+    "Here are research papers retrieved from a library that may be relevant; the answer may or "
+    "may not be among them. Use them only if they fit.\n\n$papers",
+)
+PAPER_ENTRY = NamedTemplate(
+    "rag.paper", "[$rank] Title: $title\nAuthors: $authors\nAbstract: $abstract"
+)
+
+
+def format_papers(hits: Sequence[object]) -> str:
+    entries = []
+    for rank, hit in enumerate(hits, start=1):
+        paper = hit.paper  # type: ignore[attr-defined]
+        entries.append(
+            PAPER_ENTRY.render(
+                rank=str(rank), title=paper.title, authors=paper.authors, abstract=paper.abstract
+            )
+        )
+    return "\n\n".join(entries)
+
+
+def augment(messages: Sequence[Message], context: str) -> list[Message]:
+    """The retrieved papers go in a user turn just before the question (the last user turn)."""
+    out = list(messages)
+    last_user = max((i for i, m in enumerate(out) if m.role == "user"), default=len(out))
+    out.insert(last_user, Message("user", RAG_CONTEXT.render(papers=context)))
+    return out
+
+
+@dataclass
+class RagModel(Model):
+    """A model whose every call is preceded by retrieval from the item's suite corpus."""
+
+    base: Model = field(default_factory=lambda: Model("citebench/bm25"))
+    kind: str = "naive"
+    k: int = 2
+
+    @classmethod
+    def wrap(cls, base: Model, kind: str, k: int | None = None) -> RagModel:
+        if kind not in RAG_KINDS:
+            raise ValueError(f"--citebench-rag {kind!r}: choose one of {', '.join(RAG_KINDS)}")
+        return cls(
+            name=f"{base.name}+rag-{kind}",
+            params=base.params,
+            api_base=base.api_base,
+            retry=base.retry,
+            replay_only=base.replay_only,
+            base=base,
+            kind=kind,
+            k=k or DEFAULT_K[kind],
+        )
+
+    @property
+    def is_local(self) -> bool:
+        return self.base.is_local
+
+    async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
+        if hint.corpus is None:
+            raise CitebenchError(
+                f"suite {hint.suite!r} has no corpus; RAG needs 'corpus = ...' in its suite.toml"
+            )
+        from pytest_citebench.retrieval import get_retriever
+
+        retriever = get_retriever(RETRIEVER[self.kind], hint.corpus)
+        query = " ".join([hint.query, *hint.extra.values()])
+        hits = await asyncio.to_thread(retriever.search, query, k=self.k)
+        return await self.base.complete(augment(messages, format_papers(hits)), hint=hint)
