@@ -66,6 +66,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--citebench-timeout", type=float, metavar="S", help="per-call timeout (120)")
     group.addoption("--citebench-task", action="append", metavar="TASK", help="only these tasks")
     group.addoption(
+        "--citebench-max-errors",
+        type=int,
+        metavar="N",
+        help="stop the run once more than N items ended in an error (a provider that is down)",
+    )
+    group.addoption(
+        "--citebench-resume",
+        metavar="RESULTS",
+        help="skip the items this results file already finished (errors run again) and "
+        "aggregate them with the rest, as if the run had never stopped",
+    )
+    group.addoption(
         "--citebench-rag",
         action="append",
         choices=("none", "naive", "advanced"),
@@ -110,11 +122,43 @@ def pytest_configure(config: pytest.Config) -> None:
     except GateError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
+    _stop_on_sigterm()
     if not session.is_worker:
         config.pluginmanager.register(_ControllerHooks(session), "citebench-controller")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: the suites are the tests (not the project's own tests/ folder).
         config.args = [str(p) for p in session.options.suites if p.exists()]
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a CI timeout, ``kill``) ends the run the way Ctrl-C does: pytest unwinds, the
+    results file keeps every finished item, and ``--citebench-resume`` picks up from there."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def _interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    cb = _session(config) if _active(config) else None
+    if cb is None or not cb.resumed:
+        return
+    done = [item for item in items if item.nodeid in cb.resumed]
+    if done:
+        # Same file, same decision on every xdist worker, so they all collect the same items.
+        items[:] = [item for item in items if item.nodeid not in cb.resumed]
+        config.hook.pytest_deselected(items=done)
+        if not cb.is_worker:
+            cb.replay_resumed([item.nodeid for item in done])
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -161,7 +205,21 @@ class _ControllerHooks:
         for name, value in report.user_properties:
             if name == "citebench":
                 self.cb.add_record(value)
+                reason = self.cb.should_stop()
+                if reason:
+                    self._stop(report, reason)
                 return
+
+    def _stop(self, report: pytest.TestReport, reason: str) -> None:
+        session = self.cb.session
+        if session is not None:
+            session.shouldstop = reason
+        dsession = self.cb.config.pluginmanager.getplugin("dsession")
+        if dsession is not None:  # under xdist the controller's loop watches its own flag
+            dsession.shouldstop = reason
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.cb.session = session
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -55,6 +55,8 @@ class Options:
     retry: RetryPolicy
     tasks: list[str]
     show: int
+    max_errors: int | None = None
+    resume: Path | None = None
     rag: list[str] = field(default_factory=list)
     rag_k: int | None = None
     adversarial: list[str] = field(default_factory=list)
@@ -112,6 +114,10 @@ class Options:
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
             show=int(opt("citebench_show", None, 5)),
+            max_errors=opt("citebench_max_errors", "max_errors"),
+            resume=Path(config.getoption("citebench_resume"))
+            if config.getoption("citebench_resume")
+            else None,
             rag=list(dict.fromkeys(opt("citebench_rag", "rag", None) or [])),
             rag_k=opt("citebench_rag_k", "rag_k"),
             adversarial=list(
@@ -167,6 +173,10 @@ class CitebenchSession:
         self._queue_owner: Any = None
         self._queue_checked = False
         self._swaps: dict[tuple[str, str], list[Swapped]] = {}
+        self.session: pytest.Session | None = None
+        self.error_count = 0
+        # nodeid -> finished record from --citebench-resume; errors are not finished.
+        self.resumed: dict[str, dict[str, Any]] = self._load_resume()
 
     def _build_models(self) -> list[Model]:
         models: list[Model] = []
@@ -308,8 +318,39 @@ class CitebenchSession:
             self._writer = None
 
     # -- controller: records, aggregates, gates -----------------------------------------------
+    def _load_resume(self) -> dict[str, dict[str, Any]]:
+        path = self.options.resume
+        if path is None:
+            return {}
+        if not path.is_file():
+            raise pytest.UsageError(f"--citebench-resume {path}: no such results file")
+        from pytest_citebench.report import read_results
+
+        try:
+            items, _ = read_results(path)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--citebench-resume: {exc}") from None
+        return {r["nodeid"]: r for r in items if r.get("outcome") != "error" and r.get("nodeid")}
+
+    def replay_resumed(self, nodeids: list[str]) -> None:
+        """Finished items of the resumed file that this run selected count as if they had just
+        run (controller only): same records, same aggregates, written to the new results file."""
+        for nodeid in nodeids:
+            self.add_record(self.resumed[nodeid])
+
+    def should_stop(self) -> str | None:
+        limit = self.options.max_errors
+        if limit is not None and self.error_count > limit:
+            return (
+                f"citebench: {self.error_count} items ended in an error, more than "
+                f"--citebench-max-errors {limit}; the provider looks down"
+            )
+        return None
+
     def add_record(self, record: dict[str, Any]) -> None:
         self.records.append(record)
+        if record.get("outcome") == "error":
+            self.error_count += 1
         if self.options.results is not None:
             if self._writer is None:
                 from pytest_citebench.report import ResultsWriter
