@@ -38,12 +38,142 @@ def _import_reasons(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge(args: argparse.Namespace) -> int:
+    from pytest_citebench.gates import GateError
+    from pytest_citebench.merge import run
+    from pytest_citebench.suites import SuiteError
+
+    try:
+        return run(
+            [Path(p) for p in args.files],
+            out=Path(args.out) if args.out else None,
+            gates=args.gate or [],
+            suites=[Path(p) for p in args.suites or []],
+            pyproject=Path(args.pyproject) if args.pyproject else None,
+            baseline=Path(args.baseline) if args.baseline else None,
+            tolerance=args.tolerance,
+            html=Path(args.html) if args.html else None,
+            markdown=Path(args.markdown) if args.markdown else None,
+        )
+    except (GateError, SuiteError, ValueError, OSError) as exc:
+        print(f"merge: {exc}", file=sys.stderr)
+        return 2
+
+
+def _baseline_promote(args: argparse.Namespace) -> int:
+    from pytest_citebench.compare import promote
+
+    try:
+        print(promote(Path(args.results), Path(args.to), allow_errors=args.allow_errors))
+    except (ValueError, OSError) as exc:
+        print(f"baseline promote: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _baseline_compare(args: argparse.Namespace) -> int:
+    from pytest_citebench.compare import compare_files, comparison_lines
+
+    try:
+        comparison = compare_files(
+            Path(args.results), Path(args.baseline), tolerance=args.tolerance
+        )
+    except (ValueError, OSError) as exc:
+        print(f"baseline compare: {exc}", file=sys.stderr)
+        return 2
+    for line in comparison_lines(comparison):
+        print(line)
+    for note in comparison.notes():
+        print(f"note: {note}")
+    for delta in comparison.failures:
+        print(delta.describe())
+    return 1 if comparison.failures else 0
+
+
+def _new_suite(args: argparse.Namespace) -> int:
+    from pytest_citebench.scaffold import ScaffoldError, scaffold
+
+    try:
+        made = scaffold(
+            Path(args.directory),
+            name=args.name,
+            tasks=args.task or [],
+            description=args.description,
+            paper=args.paper,
+            url=args.url,
+            licence=args.licence,
+            force=args.force,
+        )
+    except ScaffoldError as exc:
+        print(f"new-suite: {exc}", file=sys.stderr)
+        return 1
+    for path in made.files:
+        print(f"wrote {path}")
+    print(
+        f"next: replace the TODOs and the example item, then "
+        f"python -m pytest_citebench validate {made.directory} (see CONTRIBUTING.md)"
+    )
+    return 0
+
+
+def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """merge, baseline promote/compare, new-suite (reports, regression, scale-out, scaffold)."""
+    p = sub.add_parser(
+        "merge",
+        help="combine shard results files into one: re-aggregate, gate, compare and report",
+    )
+    p.add_argument("files", nargs="+", help="results files (JSON lines) of the shards")
+    p.add_argument("-o", "--out", help="write the merged results file here")
+    p.add_argument("--gate", action="append", help="gate SUITE_GLOB:TASK:METRIC<=VALUE")
+    p.add_argument(
+        "--suites", action="append", help="also apply the gates of the suite manifests here"
+    )
+    p.add_argument("--pyproject", help="also apply [tool.citebench] gates of this pyproject.toml")
+    p.add_argument("--baseline", help="compare with this baseline results file")
+    p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0.02 = 2 pts)")
+    p.add_argument("--html", help="write the HTML report here")
+    p.add_argument("--markdown", help="write the Markdown summary here")
+    p.set_defaults(func=_merge)
+    p = sub.add_parser("baseline", help="baseline results: promote a run, compare two runs")
+    bsub = p.add_subparsers(dest="baseline_command", required=True)
+    b = bsub.add_parser("promote", help="make a results file the new baseline")
+    b.add_argument("results", help="the results file to promote")
+    b.add_argument(
+        "--to", default="baselines/baseline.jsonl", help="baseline path (baselines/baseline.jsonl)"
+    )
+    b.add_argument("--allow-errors", action="store_true", help="promote a run with errored items")
+    b.set_defaults(func=_baseline_promote)
+    b = bsub.add_parser("compare", help="compare a results file with a baseline (exit 1: worse)")
+    b.add_argument("results")
+    b.add_argument("baseline")
+    b.add_argument("--tolerance", type=float, default=0.0)
+    b.set_defaults(func=_baseline_compare)
+    p = sub.add_parser("new-suite", help="scaffold a suite folder that validates")
+    p.add_argument("directory", help="the new suite's folder, e.g. suites/mydomain")
+    p.add_argument("--name", help="suite name (default: the folder's name)")
+    p.add_argument("--task", action="append", help="task, repeatable (e.g. indirect, direct)")
+    p.add_argument("--description")
+    p.add_argument("--paper", help="the paper or dataset the items come from")
+    p.add_argument("--url", help="where the data is")
+    p.add_argument("--licence", help="the data's licence")
+    p.add_argument("--force", action="store_true", help="overwrite an existing suite.toml")
+    p.set_defaults(func=_new_suite)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["doi"]:
         from pytest_citebench.doi.cli import main as doi_main
 
         return doi_main(argv[1:])
+    if argv[:1] == ["build-calibration"]:
+        from pytest_citebench.builders_guard import calibration_main
+
+        return calibration_main(argv[1:])
+    if argv[:1] == ["build-guard-suites"]:
+        from pytest_citebench.builders_guard import scifact_main
+
+        return scifact_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="check suite folders; one clear error per bad suite")
@@ -54,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="suites/reasons")
     p.set_defaults(func=_import_reasons)
     sub.add_parser("doi", help="DOI checks: python -m pytest_citebench doi check DOI ...")
+    sub.add_parser("build-calibration", help="a 'calibrate' suite from your own calibration scores")
+    sub.add_parser("build-guard-suites", help="rebuild suites/guard from SciFact + the QASA scores")
+    _add_commands(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -41,8 +41,12 @@ class SuiteFile(pytest.File):
         for task in suite.manifest.tasks:
             if session.wants_task(task):
                 yield TaskGroup.from_parent(self, name=task, suite=suite)
+        from pytest_citebench.transforms import SWAPS
+
         for kind in session.options.adversarial:
-            yield Variant.from_parent(self, name=f"swap-{kind}", suite=suite, kind=kind)
+            # Only suites whose items carry the swapped field (REASONS-style suites) get a variant.
+            if all(SWAPS[kind] in item.fields for item in suite.items):
+                yield Variant.from_parent(self, name=f"swap-{kind}", suite=suite, kind=kind)
 
 
 class Variant(pytest.Collector):
@@ -123,6 +127,10 @@ class CaseItem(pytest.Item):
         session = citebench_session(self.config)
         result = session.result_for(self)
         self.user_properties.append((PROPERTY, result.to_record()))
+        # Flat per-item pairs for JUnit XML (--junitxml): CI dashboards read <property> tags.
+        self.user_properties.append((f"{PROPERTY}.outcome", result.outcome))
+        for name, value in sorted(result.metrics.items()):
+            self.user_properties.append((f"{PROPERTY}.{name}", value))
         if result.outcome == "error":
             raise CaseFailure(result, "error")
         if result.outcome == "hallucinated" and session.options.strict:

@@ -11,6 +11,8 @@ import pytest
 
 FLAG = "--citebench"
 RECORD_MODES = ("none", "once", "new_episodes", "all")
+# Items --citebench-shard deselected: an empty shard is fine only if it had items to give away.
+_SHARD_DESELECTED = pytest.StashKey[int]()
 _CATEGORIES = {
     "hallucinated": ("hallucinated", "H", "HALLUCINATED"),
     "abstained": ("abstained", "A", "ABSTAINED"),
@@ -101,6 +103,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--citebench-show", type=int, metavar="N", help="hallucinations shown in summary (5)"
     )
+    # -- reports, baseline regression, sharding (pytest_citebench.reports/compare/sharding) --
+    group.addoption(
+        "--citebench-html", metavar="FILE", help="write a self-contained HTML report here"
+    )
+    group.addoption(
+        "--citebench-markdown",
+        metavar="FILE",
+        help="write a Markdown summary here (appends when FILE is $GITHUB_STEP_SUMMARY)",
+    )
+    group.addoption(
+        "--citebench-baseline",
+        metavar="RESULTS",
+        help="compare with this results file (paired, per suite x task); a metric significantly "
+        "worse by more than the tolerance fails the run",
+    )
+    group.addoption(
+        "--citebench-tolerance",
+        type=float,
+        metavar="T",
+        help="worsening allowed against the baseline, as a share (0.02 = 2 points; default 0)",
+    )
+    group.addoption(
+        "--citebench-shard",
+        metavar="I/N",
+        help="run only shard I of N (1-based; items split by a hash of suite::task::item id); "
+        "combine shard results with 'python -m pytest_citebench merge'",
+    )
 
 
 def _active(config: pytest.Config) -> bool:
@@ -150,7 +179,18 @@ def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     cb = _session(config) if _active(config) else None
-    if cb is None or not cb.resumed:
+    if cb is None:
+        return
+    if cb.options.shard is not None:
+        # Before --citebench-resume: a resumed shard skips only its own finished items.
+        from pytest_citebench.sharding import split
+
+        kept, dropped = split(items, cb.options.shard)
+        config.stash[_SHARD_DESELECTED] = len(dropped)
+        if dropped:
+            items[:] = kept
+            config.hook.pytest_deselected(items=dropped)
+    if not cb.resumed:
         return
     done = [item for item in items if item.nodeid in cb.resumed]
     if done:
@@ -189,7 +229,13 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         cb.close()
     if not cb.is_worker:
         # Gates fail the run through testsfailed: by sessionfinish it is too late to change it.
-        session.testsfailed += cb.finish()
+        failed = cb.finish()
+        # Baseline regressions fail it the same way; then the HTML / Markdown reports.
+        failed += cb.finish_reports()
+        # A shard sees a share of the items: its gates and deltas are printed, and the merge
+        # of all shards decides (python -m pytest_citebench merge).
+        if cb.options.shard is None:
+            session.testsfailed += failed
     return result
 
 
@@ -239,6 +285,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from pytest_citebench.summary import write_summary
 
     write_summary(terminalreporter, cb)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A shard that the hash left empty ran nothing wrong: exit 0, not 5 (no tests), so a CI
+    matrix wider than a small suite stays green."""
+    config = session.config
+    cb = _session(config) if _active(config) else None
+    if (
+        cb is not None
+        and cb.options.shard is not None
+        and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+        and config.stash.get(_SHARD_DESELECTED, 0) > 0
+    ):
+        session.exitstatus = pytest.ExitCode.OK
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

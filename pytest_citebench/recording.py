@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.errors import CassetteMiss
+from pytest_citebench.errors import CassetteMiss, CitebenchError
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 MATCH_ON = ("method", "uri", "body")
@@ -68,16 +68,57 @@ def cassette_path(
     )
 
 
+_SECRETS: list[str] | None = None
+
+
+def snapshot_secrets() -> list[str]:
+    """Read the key-like environment variables once, on the main thread.
+
+    Iterating ``os.environ`` from the engine thread races pytest, which deletes
+    ``PYTEST_CURRENT_TEST`` between test phases (a KeyError mid-iteration); reading it for every
+    request also cost ~6% of a replay. ``Recorder.activate`` takes the snapshot.
+    """
+    global _SECRETS
+    values = {v for k, v in dict(os.environ).items() if _SECRET_ENV.search(k) and v and len(v) >= 8}
+    _SECRETS = sorted(values, key=len, reverse=True)
+    return _SECRETS
+
+
 def secret_values() -> list[str]:
     """Values of key-like environment variables, longest first so overlapping ones all go."""
-    values = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and v and len(v) >= 8}
-    return sorted(values, key=len, reverse=True)
+    return _SECRETS if _SECRETS is not None else snapshot_secrets()
 
 
 def scrub_text(text: str, secrets: list[str] | None = None) -> str:
     for secret in secret_values() if secrets is None else secrets:
         text = text.replace(secret, REDACTED)
     return _KEY_SHAPES.sub(REDACTED, text)
+
+
+# Names whose values are secrets wherever they are printed: api_key, x-api-key, Authorization,
+# aws_session_token, vertex_credentials ... (but not max_tokens).
+_SECRET_NAME = re.compile(
+    r"(^|[_-])(key|token|secret|password|credentials?|authorization|auth|signature|cookie)$",
+    re.IGNORECASE,
+)
+
+
+def redact_params(value: Any, secrets: list[str] | None = None) -> Any:
+    """``value`` (litellm parameters, say) fit to print: values under key-like names replaced,
+    key-shaped and key-valued strings scrubbed anywhere else."""
+    secrets = secret_values() if secrets is None else secrets
+    if isinstance(value, dict):
+        return {
+            k: REDACTED
+            if isinstance(k, str) and _SECRET_NAME.search(k)
+            else redact_params(v, secrets)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return type(value)(redact_params(v, secrets) for v in value)
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
+    return value
 
 
 def _scrub_body(body: Any, secrets: list[str]) -> Any:
@@ -130,6 +171,40 @@ class ItemCassette:
 _CURRENT: contextvars.ContextVar[ItemCassette | None] = contextvars.ContextVar(
     "citebench_cassette", default=None
 )
+
+
+def recorded_count() -> int:
+    """Interactions in the current item's cassette: a mark for ``forget_since``."""
+    current = _CURRENT.get()
+    return len(current.cassette.data) if current else 0
+
+
+def forget_since(mark: int) -> None:
+    """Drop what the current item recorded after ``mark``. A failed attempt that got a 200 (a
+    malformed body, a truncated one) must not be saved: replay would serve it as the answer."""
+    current = _CURRENT.get()
+    if current is not None and len(current.cassette.data) > mark:
+        del current.cassette.data[mark:]
+
+
+def _interaction_problem(request: Any, response: Any) -> str | None:
+    """Why a loaded interaction is not recorded HTTP that replay can serve, or None."""
+    if not isinstance(getattr(request, "uri", None), str) or not isinstance(
+        getattr(request, "method", None), str
+    ):
+        return "the request has no method or URI"
+    if not isinstance(response, dict):
+        return f"the response is a {type(response).__name__}, not a mapping"
+    status = response.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
+        return "the response has no HTTP status code"
+    if not isinstance(response.get("headers", {}), dict):
+        return "the response headers are not a mapping"
+    body = response.get("body", {})
+    if not isinstance(body, dict) or not isinstance(body.get("string", b""), (bytes, str)):
+        return "the response body is not a string"
+    return None
 
 
 def miss_count() -> int:
@@ -233,6 +308,8 @@ class Recorder:
             return
         from vcr.patch import CassettePatcherBuilder
 
+        snapshot_secrets()
+
         router = _router_class()(path="<citebench-router>", record_mode="none")
         stack = contextlib.ExitStack()
         for patcher in CassettePatcherBuilder(router).build():
@@ -244,12 +321,44 @@ class Recorder:
             self._exit.close()
             self._exit = None
 
+    def load_cassette(self, path: Path, record_command: str) -> Any:
+        """vcrpy's cassette at ``path`` (empty when there is none yet).
+
+        Cassettes are untrusted input: anyone can commit one. vcrpy parses them with a safe YAML
+        loader, so no tag runs code; anything that does not load as recorded HTTP is a
+        CitebenchError that names the file and says what to do, never a traceback mid-replay.
+        """
+        from vcr.cassette import Cassette
+
+        def broken(reason: str) -> CitebenchError:
+            reason = " ".join(reason.split())
+            return CitebenchError(
+                f"cassette {path} could not be loaded: {reason[:300]}\n"
+                f"  delete it and record it again (needs the provider's key and network):\n"
+                f"    {record_command} --citebench-record once"
+            )
+
+        if path.is_file():
+            try:
+                path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise broken(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            except OSError as exc:
+                raise broken(str(exc)) from None
+        try:
+            cassette = Cassette.load(path=str(path), **self._cassette_config())
+        except Exception as exc:  # malformed YAML, a refused tag, a wrong shape: all the same
+            raise broken(f"{type(exc).__name__}: {exc}") from None
+        for number, (request, response) in enumerate(cassette.data, start=1):
+            problem = _interaction_problem(request, response)
+            if problem:
+                raise broken(f"interaction {number}: {problem}")
+        return cassette
+
     @contextlib.contextmanager
     def use(self, path: Path, record_command: str) -> Iterator[ItemCassette]:
         """Route this task's requests to ``path``; save it if the item finished and recorded."""
-        from vcr.cassette import Cassette
-
-        cassette = Cassette.load(path=str(path), **self._cassette_config())
+        cassette = self.load_cassette(path, record_command)
         state = ItemCassette(path, cassette, record_command)
         token = _CURRENT.set(state)
         try:

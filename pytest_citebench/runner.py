@@ -21,7 +21,7 @@ from typing import Any
 
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models import Model
-from pytest_citebench.recording import Recorder, cassette_path
+from pytest_citebench.recording import Recorder, cassette_path, scrub_text
 from pytest_citebench.suites import Item
 from pytest_citebench.tasks.base import Hint, Message, Outcome, Task
 
@@ -82,7 +82,10 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
     started = time.perf_counter()
 
     async def generate(messages: Sequence[Message], *, hint: Hint) -> str:
-        return await job.model.complete(messages, hint=hint)
+        text = await job.model.complete(messages, hint=hint)
+        # A remote answer is scored as replay will see it: scrubbed like its cassette, so a model
+        # (or a proxy) that echoes a key puts it in neither the results nor the report.
+        return text if job.model.is_local else scrub_text(text)
 
     def result(outcome: Outcome, **kw: Any) -> ItemResult:
         return ItemResult(
@@ -106,7 +109,8 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             attempt = await job.task.solve(job.item, generate, suite_corpus=job.corpus)
         score = job.task.score(job.item, attempt)
     except CitebenchError as exc:
-        return result("error", answer="", expected="", metrics={}, error=str(exc))
+        # Provider errors quote requests and URLs; keys in them are scrubbed like cassettes.
+        return result("error", answer="", expected="", metrics={}, error=scrub_text(str(exc)))
     except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
         trace = "".join(traceback.format_exception(exc, limit=-6))
         return result(
@@ -114,7 +118,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             answer="",
             expected="",
             metrics={},
-            error=f"{type(exc).__name__}: {exc}\n{trace}",
+            error=scrub_text(f"{type(exc).__name__}: {exc}\n{trace}"),
         )
     stages = [asdict(s) for s in attempt.stages]
     return result(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import gc
 import json
 import tomllib
 from collections.abc import Sequence
@@ -23,9 +24,11 @@ from pytest_citebench.models import DEFAULT_MODEL, Model, RetryPolicy, SamplingP
 from pytest_citebench.runner import Engine, ItemResult, Job, run_item
 
 if TYPE_CHECKING:
+    from pytest_citebench.compare import Comparison
     from pytest_citebench.items import CaseItem
     from pytest_citebench.recording import Recorder
     from pytest_citebench.report import Aggregate, ResultsWriter
+    from pytest_citebench.sharding import Shard
     from pytest_citebench.suites import Item, Manifest, Suite
     from pytest_citebench.tasks.base import Task
     from pytest_citebench.transforms import Swapped
@@ -62,6 +65,12 @@ class Options:
     adversarial: list[str] = field(default_factory=list)
     adversarial_threshold: float = 0.70
     pyproject_gates: list[str] = field(default_factory=list)
+    # Reports, baseline regression and sharding (reports/, compare.py, sharding.py).
+    html: Path | None = None
+    markdown: Path | None = None
+    baseline: Path | None = None
+    tolerance: float = 0.0
+    shard: Shard | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -126,7 +135,30 @@ class Options:
             adversarial_threshold=float(
                 opt("citebench_adversarial_threshold", "adversarial_threshold", 0.70)
             ),
+            html=_path_option(config, "citebench_html"),
+            markdown=_path_option(config, "citebench_markdown"),
+            baseline=_path_option(config, "citebench_baseline")
+            or (root / table["baseline"] if isinstance(table.get("baseline"), str) else None),
+            tolerance=float(opt("citebench_tolerance", "tolerance", 0.0)),
+            shard=_shard_option(config),
         )
+
+
+def _path_option(config: pytest.Config, name: str) -> Path | None:
+    value = config.getoption(name)
+    return Path(value) if value else None
+
+
+def _shard_option(config: pytest.Config) -> Shard | None:
+    spec = config.getoption("citebench_shard")
+    if not spec:
+        return None
+    from pytest_citebench.sharding import ShardError, parse_shard
+
+    try:
+        return parse_shard(spec)
+    except ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _tool_table(root: Path) -> dict[str, Any]:
@@ -177,6 +209,10 @@ class CitebenchSession:
         self.error_count = 0
         # nodeid -> finished record from --citebench-resume; errors are not finished.
         self.resumed: dict[str, dict[str, Any]] = self._load_resume()
+        # --citebench-baseline: item records of the baseline (controller only) and the result.
+        self.baseline_records: list[dict[str, Any]] = self._load_baseline()
+        self.comparison: Comparison | None = None
+        self.written_reports: list[tuple[str, Path]] = []
 
     def _build_models(self) -> list[Model]:
         models: list[Model] = []
@@ -255,6 +291,13 @@ class CitebenchSession:
                 litellm()  # import once, here, not inside the first timed call
                 self._recorder = Recorder(self.options.cassettes, self.options.record)
                 self._recorder.activate()
+            from pytest_citebench.metrics.text import tokenize
+
+            tokenize("warm up")  # imports nltk here, not on the engine thread mid-run
+            # Everything imported so far lives until exit: keep the collector from walking it
+            # again and again (it cost ~2 s at shutdown of a 1,000-item live run).
+            gc.collect()
+            gc.freeze()
             self._engine = Engine(self.options.concurrency)
         return self._engine
 
@@ -382,3 +425,70 @@ class CitebenchSession:
             if record["outcome"] == "error":
                 counts[record["model"]] = counts.get(record["model"], 0) + 1
         return counts
+
+    # -- controller: baseline regression and reports (compare.py, reports/) -------------------
+    def _load_baseline(self) -> list[dict[str, Any]]:
+        """Read the baseline at start-up, so a wrong path fails before any model is called."""
+        path = self.options.baseline
+        if self.options.tolerance < 0:
+            raise pytest.UsageError("--citebench-tolerance must be >= 0")
+        if path is None or self.is_worker:
+            return []
+        if not path.is_file():
+            raise pytest.UsageError(
+                f"--citebench-baseline {path}: no such results file "
+                "(make one with: python -m pytest_citebench baseline promote RESULTS)"
+            )
+        from pytest_citebench.report import read_results
+
+        try:
+            items, _ = read_results(path)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--citebench-baseline: {exc}") from None
+        return items
+
+    def report_settings(self) -> list[tuple[str, str]]:
+        """What the run was, for the reports' header (no clock: reports are reproducible)."""
+        opts = self.options
+        p = opts.params
+        sampling = f"temperature {p.temperature:g}, top_p {p.top_p:g}, max_tokens {p.max_tokens}"
+        if p.extra:
+            # --citebench-param may carry headers with keys: never into a report artifact.
+            from pytest_citebench.recording import redact_params
+
+            sampling += f", {redact_params(dict(p.extra))}"
+        return [
+            ("models", ", ".join(m.name for m in self.models)),
+            ("record mode", opts.record),
+            ("sampling", sampling),
+            ("shard", opts.shard.spec if opts.shard is not None else ""),
+            ("baseline", str(opts.baseline) if opts.baseline is not None else ""),
+        ]
+
+    def finish_reports(self) -> int:
+        """After ``finish``: compare with the baseline, write the HTML / Markdown reports;
+        returns the number of metrics that regressed (they fail the run like failed gates)."""
+        if self.options.baseline is not None:
+            from pytest_citebench.compare import compare
+
+            self.comparison = compare(
+                self.records,
+                self.baseline_records,
+                tolerance=self.options.tolerance,
+                baseline=str(self.options.baseline),
+            )
+        if self.options.html is not None or self.options.markdown is not None:
+            from pytest_citebench.reports import ReportData, write_reports
+
+            data = ReportData(
+                records=self.records,
+                aggregates=self.aggregates,
+                gate_results=self.gate_results,
+                unmatched_gates=self.unmatched_gates,
+                comparison=self.comparison,
+                settings=self.report_settings(),
+            )
+            self.written_reports = write_reports(
+                data, html=self.options.html, markdown=self.options.markdown
+            )
+        return len(self.comparison.failures) if self.comparison is not None else 0

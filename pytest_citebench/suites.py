@@ -154,6 +154,8 @@ def load_manifest(path: Path | str) -> Manifest:
         found = re.search(r"at line (\d+)", str(exc))
         line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         raise SuiteError(path, f"invalid TOML: {exc}", line=line) from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit integer, arrays nested 10^5 deep
+        raise SuiteError(path, f"invalid TOML: {_value_problem(exc)}") from None
     for key in _REQUIRED_MANIFEST_KEYS:
         if key not in data:
             raise SuiteError(path, "missing; every suite.toml needs it", field=key)
@@ -203,6 +205,12 @@ def load_manifest(path: Path | str) -> Manifest:
     )
 
 
+def _value_problem(exc: ValueError | RecursionError) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return " ".join(str(exc).split())[:200]  # e.g. an integer longer than Python converts
+
+
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object); blank lines are allowed, anything else must be an object."""
     if not path.is_file():
@@ -215,7 +223,10 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise SuiteError(
             path, f"not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8", line=line
         ) from None
-    for number, line_text in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: splitlines() would also break inside a JSON string at U+2028,
+    # U+0085 and the like, which json.dumps(ensure_ascii=False) writes as they are.
+    for number, line_text in enumerate(text.split("\n"), start=1):
+        line_text = line_text.removesuffix("\r")
         if not line_text.strip():
             continue
         try:
@@ -224,6 +235,8 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise SuiteError(
                 path, f"malformed JSON ({exc.msg} at column {exc.colno})", line=number
             ) from None
+        except (ValueError, RecursionError) as exc:
+            raise SuiteError(path, f"malformed JSON ({_value_problem(exc)})", line=number) from None
         if not isinstance(obj, dict):
             raise SuiteError(path, f"expected a JSON object, got {_kind(obj)}", line=number)
         yield number, obj

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_citebench.recording import redact_params
 from pytest_citebench.report import render_table
 
 
@@ -23,8 +24,16 @@ def write_summary(tr: Any, cb: Any) -> None:
     tr.write_line(
         f"models: {', '.join(opts.models)} | record: {opts.record} | "
         f"temperature {p.temperature:g}, "
-        f"top_p {p.top_p:g}, max_tokens {p.max_tokens}" + (f", {dict(p.extra)}" if p.extra else "")
+        f"top_p {p.top_p:g}, max_tokens {p.max_tokens}"
+        + (f", {redact_params(dict(p.extra))}" if p.extra else "")
     )
+    if not cb.aggregates and cb.records:
+        # An interrupted run (Ctrl-C, --citebench-max-errors) never reached finish(): show what
+        # finished, without writing partial aggregates to the results file.
+        from pytest_citebench.report import aggregate
+
+        cb.aggregates = aggregate(cb.records)
+        tr.write_line("(interrupted: aggregates of the items that finished)")
     if not cb.aggregates:
         tr.write_line("no citebench items ran")
     else:
@@ -71,8 +80,41 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_line(result.describe(), green=result.passed, red=not result.passed)
     for gate in cb.unmatched_gates:
         tr.write_line(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it", yellow=True)
+    write_baseline_section(tr, cb)
+    shard = getattr(opts, "shard", None)
+    if shard is not None and (cb.gate_results or getattr(cb, "comparison", None) is not None):
+        tr.write_line(
+            f"shard {shard.spec}: gates and baseline deltas cover this shard's items only and do "
+            "not fail it; merge the shards to decide (python -m pytest_citebench merge)",
+            yellow=True,
+        )
     if opts.results:
         tr.write_line(f"results: {opts.results}")
+    for label, path in getattr(cb, "written_reports", []):
+        tr.write_line(f"{label}: {path}")
+
+
+def write_baseline_section(tr: Any, cb: Any) -> None:
+    """Deltas against ``--citebench-baseline`` with CIs, then one FAIL line per regression."""
+    comparison = getattr(cb, "comparison", None)
+    if comparison is None:
+        return
+    from pytest_citebench.compare import comparison_lines
+
+    tr.write_sep(
+        "-",
+        f"citebench baseline {comparison.baseline} "
+        f"(tolerance {100 * comparison.tolerance:g} points; deltas in points, 95% CI)",
+    )
+    lines = comparison_lines(comparison)
+    if not lines:
+        tr.write_line("nothing to compare: no model x suite x task of this run is in the baseline")
+    for line in lines:
+        tr.write_line(line)
+    for note in comparison.notes():
+        tr.write_line(f"note: {note}", yellow=True)
+    for delta in comparison.failures:
+        tr.write_line(delta.describe(), red=True)
 
 
 def adversarial_lines(records: list[dict[str, Any]]) -> list[str]:

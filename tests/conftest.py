@@ -20,6 +20,13 @@ import vcr  # noqa: F401
 from pytest_citebench.models.litellm_backend import litellm
 
 litellm()
+# Resolve litellm's lazily imported provider modules and nltk once, before any in-process run.
+litellm().completion(
+    model="openai/warmup", messages=[{"role": "user", "content": "x"}], mock_response="ok"
+)
+from pytest_citebench.tasks.reasons import text_metrics  # noqa: E402
+
+text_metrics("warm up", "warm")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citebench.recording import cassette_path, scrub_text
+from pytest_citebench.recording import cassette_path, scrub_text, snapshot_secrets
 from pytest_citebench.stubserver import Fault, StubServer
 
 SECRET = "sk-proj-CITEBENCHtestSECRET0123456789abcdef"
@@ -158,6 +158,7 @@ def test_calls_are_concurrent(
 def test_scrub_text_removes_env_keys_and_key_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_PROVIDER_API_KEY", "zzzz-custom-secret-value")
     text = "a zzzz-custom-secret-value b sk-ant-abcdefghijklmnopqrstuvwx c AIzaSyA1234567890abcdefghijklmnopqrstu"
+    snapshot_secrets()  # the plugin snapshots the environment when recording starts
     scrubbed = scrub_text(text)
     assert "zzzz-custom" not in scrubbed and "sk-ant" not in scrubbed and "AIza" not in scrubbed
     assert scrubbed.count("<REDACTED>") == 3

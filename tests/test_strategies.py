@@ -140,9 +140,12 @@ def test_naive_rag_puts_retrieved_papers_in_the_prompt_and_replays(
         )
         assert server.calls == 4
     assert recorded.ret == 0
-    recorded.stdout.fnmatch_lines(
-        ["*indirect::2001.00001-s1?openai/stub+rag-naive?*", "*openai/stub+rag-naive*"]
+    recorded.stdout.fnmatch_lines(["*tiny*indirect*openai/stub+rag-naive*"])
+    rec = records(pytester.path / "rec.jsonl")
+    assert rec[("indirect", "2001.00001-s1")]["nodeid"].endswith(
+        "::indirect::2001.00001-s1[openai/stub+rag-naive]"
     )
+    assert {r["model"] for r in rec.values()} == {"openai/stub+rag-naive"}
     assert (
         pytester.path / "cassettes" / "openai--stub+rag-naive" / "tiny" / "v1" / "indirect"
     ).is_dir()

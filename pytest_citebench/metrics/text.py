@@ -34,7 +34,14 @@ def tokenize(text: str) -> list[str]:
     short titles and author lists being scored it changes only whether a period that ends an
     inner sentence is split off as its own token.
     """
-    return _word_tokenizer()(text)
+    return list(_cached_tokens(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _cached_tokens(text: str) -> tuple[str, ...]:
+    # Every metric of an item tokenizes the same gold and answer again (8 times an item); the
+    # tokenizer is pure, so a cache turns 0.8 ms of scoring per item into 0.2 ms.
+    return tuple(_word_tokenizer()(text))
 
 
 def _is_punctuation(ch: str) -> bool:

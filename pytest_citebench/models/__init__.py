@@ -87,11 +87,14 @@ class Model:
         payload = [{"role": m.role, "content": m.content} for m in messages]
         for attempt in range(self.retry.retries + 1):
             miss_before = recording.miss_count()
+            mark = recording.recorded_count()
             try:
                 return await acompletion(self.name, payload, timeout=self.retry.timeout, **kwargs)
             except ResponseError:
                 raise
             except Exception as exc:
+                # A failed attempt's recording (a malformed 200) is never saved or replayed.
+                recording.forget_since(mark)
                 if recording.miss_count() > miss_before:
                     raise recording.miss_error() from None
                 can_retry, retry_after = retryable(exc)

@@ -3,161 +3,142 @@
 They exist so the whole pipeline (collect, run, score, aggregate, gate) runs with no key and no
 network, and as the floor a real model has to beat. They answer from the structured ``Hint``
 (the sentence or title the prompt was built from) rather than parsing their prompt back apart.
+
+Three of them, one per retriever in ``pytest_citebench.retrieval``:
+
+* ``citebench/bm25``: Okapi BM25.
+* ``citebench/dense``: cosine similarity of all-MiniLM-L6-v2 embeddings (the packaged weights).
+* ``citebench/rerank``: the dense top-40 re-ranked by the cross-encoder that
+  ``python -m pytest_citebench train-reranker`` fine-tunes (the paper's advanced RAG retriever).
+
+What they answer: for ``direct`` the authors of the paper whose title best matches the query
+(a title search); for every other task the best paper's title (a search over title + abstract).
+Each abstains ("pass") when its best hit is below a floor on its own score scale (see ``FLOORS``).
+
+Escalation stages (SID, direct with metadata) put more into ``Hint.extra``; the baselines use it:
+
+* ``abstract``: appended to the query, and the search covers title + abstract even for ``direct``
+  (the abstract describes the paper, so it is matched against the corpus abstracts).
+* ``authors``: among the top ``AUTHOR_POOL`` hits, the best one sharing a surname with the given
+  authors wins; without any such hit the ranking is unchanged. Names are not in the searched
+  text, so appending them to the query would only dilute it.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+import unicodedata
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pytest_citebench.retrieval import (
+    CorpusPaper,
+    Field,
+    Hit,
+    Kind,
+    Retriever,
+    get_retriever,
+    tokens,
+)
+from pytest_citebench.tasks import guard as guard_tasks
 from pytest_citebench.tasks.base import Hint
 
-_TOKEN = re.compile(r"[a-z0-9]+")
-# Words that match everywhere and carry no evidence about which paper is cited.
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "their",
-        "this",
-        "to",
-        "was",
-        "were",
-        "which",
-        "with",
-        "we",
-        "our",
-        "these",
-        "those",
-        "can",
-        "using",
-        "based",
-        "via",
-        "into",
-        "than",
-        "also",
-        "such",
-        "not",
-    ]
-)
-# Minimum share of the query's distinct words found in the best match before the baseline answers.
-# A share, not a BM25 score: raw BM25 scores shift with corpus size, so a fixed score floor would
-# make the baseline abstain on small suites and never on large ones.
-DEFAULT_FLOOR = {"indirect": 0.2, "direct": 0.5}
+# Abstention floors, per retriever and task, each on a scale that does not drift with corpus size:
+# * bm25: share of the query's distinct words found in the best match ("coverage"). Not the BM25
+#   score: raw scores grow with corpus size, so a fixed score floor would abstain on small suites
+#   and never on large ones.
+# * dense: cosine similarity of the MiniLM embeddings. A title looked up by its own title scores
+#   ~1.0 and other titles fall well below 0.9. For sentences the cosine says little about being
+#   right (on 1,500 training-split REASONS sentences top-1 precision is 0.21 at any floor up to
+#   0.35, 0.24 at 0.5); 0.3 only drops the off-topic ~5% (boilerplate, author lists, page
+#   headers), costing under one point of accuracy, much as bm25's 0.2 coverage floor does.
+# * rerank: the cross-encoder's softmax probability of the best candidate among the re-ranked
+#   ones (what the localized contrastive loss trains): 0.2 means "clearly ahead of 39 others".
+FLOORS: Mapping[Kind, Mapping[str, float]] = {
+    "bm25": {"indirect": 0.2, "direct": 0.5},
+    "dense": {"indirect": 0.3, "direct": 0.9},
+    "rerank": {"indirect": 0.2, "direct": 0.5},
+}
+# The bm25 floors, under the name older code imported.
+DEFAULT_FLOOR = FLOORS["bm25"]
+# Floors for tasks missing from FLOORS (new tasks answer a title, like indirect).
+FALLBACK_TASK = "indirect"
+# How many hits the author preference looks through.
+AUTHOR_POOL = 10
+# Options read from the model's extra params; anything else there (temperature, max_tokens...)
+# is for remote models and ignored.
+_RETRIEVER_OPTIONS = {"bm25": (), "dense": (), "rerank": ("candidates", "reranker")}
+
+__all__ = ["BASELINES", "DEFAULT_FLOOR", "FLOORS", "CorpusPaper", "answer_with", "tokens"]
 
 
-def tokens(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS]
+def _surnames(authors: str) -> frozenset[str]:
+    """Lower-case ASCII surnames (last word of each name) of an author list."""
+    ascii_text = unicodedata.normalize("NFKD", authors).encode("ascii", "ignore").decode().lower()
+    ascii_text = re.sub(r"\bet\.?\s+al\b\.?", " ", ascii_text)
+    names = re.split(r",|;|\band\b|&|\n", ascii_text)
+    return frozenset(words[-1] for words in (re.findall(r"[a-z]+", n) for n in names) if words)
 
 
-@dataclass(frozen=True)
-class CorpusPaper:
-    id: str
-    title: str
-    abstract: str
-    authors: str
-    doi: str | None
+def _query(hint: Hint) -> tuple[str, Field]:
+    abstract = hint.extra.get("abstract", "").strip()
+    if abstract:
+        return f"{hint.query}\n{abstract}", "full"
+    return hint.query, "title" if hint.task == "direct" else "full"
 
 
-class BM25Index:
-    """Two BM25 indexes over one corpus: titles (for title lookups) and title+abstract (for
-    sentences, whose words come from what the cited paper did, not just its name)."""
+def _pick(hits: list[Hit], authors: str) -> Hit | None:
+    if not hits:
+        return None
+    wanted = _surnames(authors) if authors.strip() else frozenset()
+    if wanted:
+        for hit in hits:
+            if wanted & _surnames(hit.paper.authors):
+                return hit
+    return hits[0]
 
-    def __init__(self, papers: Sequence[CorpusPaper]) -> None:
-        from rank_bm25 import BM25Okapi
 
-        if not papers:
-            raise ValueError("empty corpus: a BM25 baseline needs the suite's corpus.jsonl")
-        self.papers = list(papers)
-        self._title_words = [set(tokens(p.title)) for p in papers]
-        self._full_words = [set(tokens(f"{p.title} {p.abstract}")) for p in papers]
-        self._titles = BM25Okapi([tokens(p.title) or ["_"] for p in papers])
-        self._full = BM25Okapi([tokens(f"{p.title} {p.abstract}") or ["_"] for p in papers])
+def answer_with(kind: Kind, hint: Hint, options: dict[str, Any]) -> str:
+    """Answer ``hint`` with the ``kind`` retriever: a title, authors (direct) or 'pass'.
 
-    def search(
-        self, query: str, *, field: str, k: int = 1
-    ) -> list[tuple[CorpusPaper, float, float]]:
-        """Top-k (paper, BM25 score, share of the query's distinct words the paper contains)."""
-        index, words = (
-            (self._titles, self._title_words)
-            if field == "title"
-            else (self._full, self._full_words)
+    ``options`` may hold ``floor`` (overrides ``FLOORS``) and, for rerank, ``candidates`` and
+    ``reranker`` (a saved model folder or an explicit hub id).
+    """
+    if hint.corpus is None:
+        raise ValueError(
+            f"suite {hint.suite!r} has no corpus; citebench/{kind} needs 'corpus = ...' in "
+            "suite.toml"
         )
-        q = tokens(query)
-        if not q:
-            return []
-        scores = index.get_scores(q)
-        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]
-        distinct = set(q)
-        return [
-            (self.papers[i], float(scores[i]), len(distinct & words[i]) / len(distinct))
-            for i in order
-        ]
-
-
-_LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=64)
-def _load_index(corpus_path: str) -> BM25Index:
-    papers = []
-    with open(corpus_path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                obj = json.loads(line)
-                papers.append(
-                    CorpusPaper(
-                        obj["id"], obj["title"], obj["abstract"], obj["authors"], obj.get("doi")
-                    )
-                )
-    return BM25Index(papers)
-
-
-def index_for(corpus_path: str | Path) -> BM25Index:
-    with _LOCK:  # building an index twice in two threads wastes a second; one is enough
-        return _load_index(str(Path(corpus_path).resolve()))
+    retriever_options = {k: options[k] for k in _RETRIEVER_OPTIONS[kind] if k in options}
+    if "candidates" in retriever_options:
+        retriever_options["candidates"] = int(retriever_options["candidates"])
+    retriever: Retriever = get_retriever(kind, Path(hint.corpus), **retriever_options)
+    floors = FLOORS[kind]
+    floor = float(options.get("floor", floors.get(hint.task, floors[FALLBACK_TASK])))
+    query, field = _query(hint)
+    authors = hint.extra.get("authors", "")
+    hit = _pick(retriever.search(query, k=AUTHOR_POOL if authors else 1, field=field), authors)
+    if hit is None:
+        return "pass"
+    confidence = hit.coverage if kind == "bm25" else hit.score
+    if confidence < floor:
+        return "pass"
+    return hit.paper.authors if hint.task == "direct" else hit.paper.title
 
 
 def bm25_answer(hint: Hint, options: dict[str, Any]) -> str:
     """The bm25 model: best-matching paper's title (indirect) or authors (direct), else 'pass'."""
-    if hint.corpus is None:
-        raise ValueError(
-            f"suite {hint.suite!r} has no corpus; citebench/bm25 needs 'corpus = ...' in suite.toml"
-        )
-    index = index_for(hint.corpus)
-    floor = float(options.get("floor", DEFAULT_FLOOR.get(hint.task, 0.2)))
-    field = "title" if hint.task == "direct" else "full"
-    hits = index.search(hint.query, field=field)
-    if not hits or hits[0][2] < floor:
-        return "pass"
-    paper = hits[0][0]
-    return paper.authors if hint.task == "direct" else paper.title
+    return answer_with("bm25", hint, options)
 
 
-# name (after "citebench/") -> answer function; later baselines (dense, rerank) add themselves.
-BASELINES: dict[str, Callable[[Hint, dict[str, Any]], str]] = {"bm25": bm25_answer}
+# name (after "citebench/") -> answer function.
+BASELINES: dict[str, Callable[[Hint, dict[str, Any]], str]] = {
+    "bm25": bm25_answer,
+    "dense": partial(answer_with, "dense"),
+    "rerank": partial(answer_with, "rerank"),
+}
+
+# citation-guard: bm25/dense answer the guard tasks too; adds verifier-lexical / verifier-embedding.
+BASELINES.update(guard_tasks.local_models(BASELINES))

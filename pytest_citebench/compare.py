@@ -1,0 +1,415 @@
+"""Regression against a baseline run: paired statistics on the items both runs share.
+
+Why paired: two runs of one suite answer the *same* items, so the per-item difference removes the
+item-to-item difficulty that dominates the variance of either run's mean. Comparing two
+independent confidence intervals instead would call a real three-point drop "noise" on most
+suites. Concretely, per model x suite x task:
+
+* ``accuracy`` and ``hallucinated`` (a yes/no per item): the exact McNemar test, a two-sided
+  binomial test on the discordant pairs (items that flipped one way against the other way). Exact
+  because on a small suite a handful of flips is all there is, where the chi-square version is
+  wrong.
+* ``hr_paper`` and ``f1`` (a number per answered item): a paired bootstrap CI of the mean
+  difference (B=2000, seed 0) over items answered in both runs.
+
+A metric *fails* when it is worse by more than the tolerance **and** the evidence says so:
+McNemar p < 0.05 for the shares, or the whole bootstrap CI beyond the tolerance band for the means.
+An equal run therefore always passes, and a tolerance lets a release accept a known small cost.
+Items that ended in an error in either run are not paired: errors fail the run on their own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ALPHA = 0.05
+BOOTSTRAP_B = 2000
+BOOTSTRAP_SEED = 0
+
+# metric -> (higher is better, test). Shares are tested with McNemar, per-item means with the
+# paired bootstrap. Only metrics both records carry are compared, so tasks without HR/F1 (the
+# guard and ArxEval tasks) are compared on their outcome shares.
+COMPARED: Mapping[str, tuple[bool, str]] = {
+    "accuracy": (True, "mcnemar"),
+    "hallucinated": (False, "mcnemar"),
+    "hr_paper": (False, "bootstrap"),
+    "f1": (True, "bootstrap"),
+}
+_OUTCOME_OF = {"accuracy": "correct", "hallucinated": "hallucinated"}
+
+Key = tuple[str, str, str]  # model, suite, task
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p: P(at least this lopsided) under Binomial(b + c, 1/2).
+
+    ``b`` and ``c`` are the discordant counts (base right / new wrong, and the reverse). No
+    discordant pairs means no evidence of any change: p = 1.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got {b}, {c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    # Exact integer arithmetic up to the last division: no underflow for large n.
+    return min(1.0, 2 * tail / 2**n)
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """One metric of one group: baseline and new value on the shared items, and the verdict."""
+
+    model: str
+    suite: str
+    task: str
+    metric: str
+    higher_is_better: bool
+    test: str  # "mcnemar" or "bootstrap"
+    n: int  # paired items the numbers are computed on
+    base: float
+    new: float
+    lo: float  # 95% CI of new - base
+    hi: float
+    tolerance: float
+    p_value: float | None = None  # McNemar only
+    discordant: tuple[int, int] | None = None  # McNemar only: (got worse, got better) items
+
+    @property
+    def delta(self) -> float:
+        return self.new - self.base
+
+    @property
+    def worse_by(self) -> float:
+        """How much worse the new run is (negative: better), in the metric's own units."""
+        return -self.delta if self.higher_is_better else self.delta
+
+    @property
+    def significant(self) -> bool:
+        """The evidence that it is worse by more than the tolerance."""
+        if self.n == 0:
+            return False
+        if self.test == "mcnemar":
+            return self.p_value is not None and self.p_value < ALPHA
+        # Bootstrap: the whole CI lies beyond the tolerance band on the bad side.
+        if math.isnan(self.lo) or math.isnan(self.hi):
+            return False
+        return self.hi < -self.tolerance if self.higher_is_better else self.lo > self.tolerance
+
+    @property
+    def failed(self) -> bool:
+        return self.worse_by > self.tolerance and self.significant
+
+    @property
+    def verdict(self) -> str:
+        if self.failed:
+            return "FAIL"
+        if self.n == 0 or self.delta == 0:
+            return "same"
+        return "worse" if self.worse_by > 0 else "better"
+
+    def evidence(self) -> str:
+        if self.test == "mcnemar" and self.p_value is not None:
+            flips = ""
+            if self.discordant is not None:
+                flips = f", {self.discordant[0]} items worse / {self.discordant[1]} better"
+            return f"McNemar p={self.p_value:.3g}{flips}"
+        return f"paired bootstrap B={BOOTSTRAP_B}"
+
+    def describe(self) -> str:
+        ci = "" if math.isnan(self.lo) else f", 95% CI [{_pts(self.lo)}, {_pts(self.hi)}]"
+        return (
+            f"{self.verdict} baseline "
+            f"{self.suite}:{self.task}:{self.metric} on {self.model}: "
+            f"{self.base:.4g} -> {self.new:.4g} (delta {_pts(self.delta)} points{ci}, "
+            f"{self.evidence()}, n={self.n}, tolerance {100 * self.tolerance:.1f} points)"
+        )
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """One model x suite x task: how many items pair up, and the metric deltas on them."""
+
+    model: str
+    suite: str
+    task: str
+    shared: int
+    new_only: int
+    base_only: int
+    errors: int  # shared items not compared because either run ended in an error
+    deltas: tuple[MetricDelta, ...] = ()
+    note: str = ""
+
+
+@dataclass
+class Comparison:
+    baseline: str
+    tolerance: float
+    groups: list[GroupComparison] = field(default_factory=list)
+    # (model, suite, task) of the baseline that this run did not run at all.
+    missing: list[Key] = field(default_factory=list)
+
+    @property
+    def deltas(self) -> list[MetricDelta]:
+        return [d for g in self.groups for d in g.deltas]
+
+    @property
+    def failures(self) -> list[MetricDelta]:
+        return [d for d in self.deltas if d.failed]
+
+    def notes(self) -> list[str]:
+        """Why some results were not compared; printed so nothing is dropped silently."""
+        lines = []
+        for g in self.groups:
+            if g.note:
+                lines.append(f"{g.model} {g.suite}:{g.task}: {g.note}")
+            elif g.new_only or g.base_only or g.errors:
+                parts = [f"{g.shared} items paired"]
+                if g.new_only:
+                    parts.append(f"{g.new_only} not in the baseline")
+                if g.base_only:
+                    parts.append(f"{g.base_only} of the baseline not run")
+                if g.errors:
+                    parts.append(f"{g.errors} with an error in either run")
+                lines.append(f"{g.model} {g.suite}:{g.task}: " + ", ".join(parts))
+        if self.missing:
+            lines.append(
+                f"{len(self.missing)} model x suite x task group(s) of the baseline not run"
+            )
+        return lines
+
+
+def _group(records: Iterable[Mapping[str, Any]]) -> dict[Key, dict[str, Mapping[str, Any]]]:
+    groups: dict[Key, dict[str, Mapping[str, Any]]] = defaultdict(dict)
+    for r in records:
+        if r.get("type", "item") != "item":
+            continue
+        groups[(str(r["model"]), str(r["suite"]), str(r["task"]))][str(r["item_id"])] = r
+    return groups
+
+
+def _share_delta(
+    key: Key, metric: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], tol: float
+) -> MetricDelta:
+    from pytest_citebench.metrics.stats import bootstrap_mean_ci
+
+    higher, test = COMPARED[metric]
+    outcome = _OUTCOME_OF[metric]
+    base = [float(b["outcome"] == outcome) for b, _ in pairs]
+    new = [float(n["outcome"] == outcome) for _, n in pairs]
+    # Discordant pairs counted as "got worse" / "got better" in the metric's own direction.
+    up = sum(1 for x, y in zip(base, new, strict=True) if y > x)
+    down = sum(1 for x, y in zip(base, new, strict=True) if y < x)
+    worse, better = (down, up) if higher else (up, down)
+    n = len(pairs)
+    lo, hi = bootstrap_mean_ci(
+        [y - x for x, y in zip(base, new, strict=True)], B=BOOTSTRAP_B, seed=BOOTSTRAP_SEED
+    )
+    return MetricDelta(
+        *key,
+        metric=metric,
+        higher_is_better=higher,
+        test=test,
+        n=n,
+        base=sum(base) / n if n else math.nan,
+        new=sum(new) / n if n else math.nan,
+        lo=lo,
+        hi=hi,
+        tolerance=tol,
+        p_value=mcnemar_exact(worse, better),
+        discordant=(worse, better),
+    )
+
+
+def _mean_delta(
+    key: Key, metric: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], tol: float
+) -> MetricDelta | None:
+    from pytest_citebench.metrics.stats import bootstrap_mean_ci
+
+    higher, test = COMPARED[metric]
+    values = [
+        (float(b["metrics"][metric]), float(n["metrics"][metric]))
+        for b, n in pairs
+        if metric in (b.get("metrics") or {}) and metric in (n.get("metrics") or {})
+    ]
+    if not values:
+        return None
+    diffs = [y - x for x, y in values]
+    lo, hi = bootstrap_mean_ci(diffs, B=BOOTSTRAP_B, seed=BOOTSTRAP_SEED)
+    return MetricDelta(
+        *key,
+        metric=metric,
+        higher_is_better=higher,
+        test=test,
+        n=len(values),
+        base=sum(x for x, _ in values) / len(values),
+        new=sum(y for _, y in values) / len(values),
+        lo=lo,
+        hi=hi,
+        tolerance=tol,
+    )
+
+
+def compare(
+    new_records: Iterable[Mapping[str, Any]],
+    base_records: Iterable[Mapping[str, Any]],
+    *,
+    tolerance: float = 0.0,
+    baseline: str = "",
+) -> Comparison:
+    """Compare every model x suite x task of the new run with the same group of the baseline."""
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    new_groups = _group(new_records)
+    base_groups = _group(base_records)
+    result = Comparison(baseline, tolerance)
+    result.missing = sorted(set(base_groups) - set(new_groups))
+    for key in sorted(new_groups):
+        new = new_groups[key]
+        base = base_groups.get(key, {})
+        shared_ids = sorted(set(new) & set(base))
+        shared, new_only, base_only = (
+            len(shared_ids),
+            len(set(new) - set(base)),
+            len(set(base) - set(new)),
+        )
+        model, suite, task = key
+        if not base:
+            result.groups.append(
+                GroupComparison(
+                    model,
+                    suite,
+                    task,
+                    shared,
+                    new_only,
+                    base_only,
+                    0,
+                    note="no baseline for this group",
+                )
+            )
+            continue
+        versions = {(base[i].get("suite_version"), new[i].get("suite_version")) for i in shared_ids}
+        changed = sorted({f"v{b} -> v{n}" for b, n in versions if b != n})
+        if changed:
+            result.groups.append(
+                GroupComparison(
+                    model,
+                    suite,
+                    task,
+                    shared,
+                    new_only,
+                    base_only,
+                    0,
+                    note=f"suite version changed ({', '.join(changed)}): not compared",
+                )
+            )
+            continue
+        pairs = [
+            (base[i], new[i])
+            for i in shared_ids
+            if base[i]["outcome"] != "error" and new[i]["outcome"] != "error"
+        ]
+        deltas: list[MetricDelta] = []
+        for metric, (_, test) in COMPARED.items():
+            if test == "mcnemar":
+                if pairs:
+                    deltas.append(_share_delta(key, metric, pairs, tolerance))
+            else:
+                delta = _mean_delta(key, metric, pairs, tolerance)
+                if delta is not None:
+                    deltas.append(delta)
+        result.groups.append(
+            GroupComparison(
+                model, suite, task, shared, new_only, base_only, shared - len(pairs), tuple(deltas)
+            )
+        )
+    return result
+
+
+def compare_files(new: Path, base: Path, *, tolerance: float = 0.0) -> Comparison:
+    from pytest_citebench.report import read_results
+
+    new_items, _ = read_results(new)
+    base_items, _ = read_results(base)
+    return compare(new_items, base_items, tolerance=tolerance, baseline=str(base))
+
+
+def comparison_lines(comparison: Comparison, *, all_rows: bool = True) -> list[str]:
+    """The terminal table: one row per metric delta (failures marked), then the notes."""
+    header = ["suite", "task", "model", "metric", "n", "base", "new", "delta [95% CI]", "test", ""]
+    rows = [header]
+    for d in comparison.deltas:
+        if not all_rows and d.verdict not in ("FAIL", "worse"):
+            continue
+        ci = "" if math.isnan(d.lo) else f" [{_pts(d.lo)},{_pts(d.hi)}]"
+        test = f"p={d.p_value:.3g}" if d.p_value is not None else "bootstrap"
+        rows.append(
+            [
+                d.suite,
+                d.task,
+                d.model,
+                d.metric,
+                str(d.n),
+                f"{100 * d.base:.1f}",
+                f"{100 * d.new:.1f}",
+                f"{_pts(d.delta)}{ci}",
+                test,
+                d.verdict,
+            ]
+        )
+    if len(rows) == 1:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [
+            c.ljust(w) if i < 4 or i == len(row) - 1 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
+    """Copy a results file to the baseline path: items deduplicated and sorted, aggregates
+    recomputed, written atomically (a CI job killed mid-copy never leaves half a baseline).
+
+    A run with errors is refused unless ``allow_errors``: its errored items would silently drop
+    out of every later comparison, which is exactly the kind of gap a baseline must not hide.
+    """
+    from pytest_citebench.merge import dedupe, write_results
+    from pytest_citebench.report import aggregate, read_results
+
+    items, _ = read_results(source)
+    records, _, conflicts = dedupe(items)
+    if not records:
+        raise ValueError(f"{source}: no item records; nothing to promote")
+    if conflicts:
+        raise ValueError(
+            f"{source}: {len(conflicts)} item(s) recorded twice with different results"
+        )
+    errors = sum(r["outcome"] == "error" for r in records)
+    if errors and not allow_errors:
+        raise ValueError(
+            f"{source}: {errors} item(s) ended in an error; rerun them "
+            "(pytest --citebench --citebench-resume ...) or pass --allow-errors"
+        )
+    write_results(target, records, aggregate(records))
+    models = sorted({r["model"] for r in records})
+    suites = sorted({r["suite"] for r in records})
+    return (
+        f"promoted {len(records)} items ({len(models)} model(s): {', '.join(models)}; "
+        f"{len(suites)} suite(s)) from {source} to {target}"
+    )

@@ -1,0 +1,205 @@
+"""``python -m pytest_citebench merge``: shard results files -> one results file, as if one
+machine had run everything.
+
+Only item records are read: each shard's aggregates describe its own share and would be wrong
+for the whole, so they are recomputed here with the same ``report.aggregate`` the plugin uses on
+sorted records. Same records in, same aggregates, gates and reports out, whatever the number of
+shards (a test checks four shards against one unsharded run).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_citebench.gates import Gate
+
+ItemKey = tuple[str, str, str, str]  # model, suite, task, item_id
+_VOLATILE = ("duration",)
+
+
+def record_key(record: Mapping[str, Any]) -> ItemKey:
+    return (
+        str(record["model"]),
+        str(record["suite"]),
+        str(record["task"]),
+        str(record["item_id"]),
+    )
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    strip = lambda r: {k: v for k, v in r.items() if k not in _VOLATILE}  # noqa: E731
+    return bool(strip(a) == strip(b))
+
+
+def dedupe(
+    records: Iterable[Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], int, list[ItemKey]]:
+    """(records sorted by key, duplicates dropped, keys recorded twice with different results).
+
+    A finished record beats an error for the same item (a shard re-run after a provider outage
+    wins over the outage); between two different finished records the first is kept and the key is
+    reported, never silently picked.
+    """
+    kept: dict[ItemKey, dict[str, Any]] = {}
+    duplicates = 0
+    conflicts: list[ItemKey] = []
+    for record in records:
+        if record.get("type", "item") != "item":
+            continue
+        key = record_key(record)
+        if key not in kept:
+            kept[key] = dict(record)
+            continue
+        duplicates += 1
+        old = kept[key]
+        if old["outcome"] == "error" and record["outcome"] != "error":
+            kept[key] = dict(record)
+        elif not _same(old, record) and old["outcome"] != "error" and record["outcome"] != "error":
+            conflicts.append(key)
+    return [kept[k] for k in sorted(kept)], duplicates, conflicts
+
+
+def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: Any) -> None:
+    """Items then aggregates, in the plugin's results format; atomic (temp file + rename)."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            for agg in aggregates:
+                handle.write(json.dumps(agg.to_record(), ensure_ascii=False, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class Merged:
+    files: list[Path]
+    records: list[dict[str, Any]]
+    duplicates: int = 0
+    conflicts: list[ItemKey] = field(default_factory=list)
+
+
+def merge_files(paths: Sequence[Path]) -> Merged:
+    from pytest_citebench.report import read_results
+
+    items: list[dict[str, Any]] = []
+    for path in paths:
+        file_items, _ = read_results(path)  # the shard's own aggregates are ignored
+        items.extend(file_items)
+    records, duplicates, conflicts = dedupe(items)
+    return Merged(list(paths), records, duplicates, conflicts)
+
+
+def collect_gates(
+    specs: Sequence[str], suites: Sequence[Path], pyproject: Path | None
+) -> list[Gate]:
+    """Gates from the command line, from the manifests under ``suites`` and from a pyproject's
+    ``[tool.citebench] gates``: the same three sources a pytest run reads."""
+    from pytest_citebench.gates import parse_gate
+    from pytest_citebench.suites import discover, load_manifest
+
+    gates = [parse_gate(spec, source="--gate") for spec in specs]
+    for root in suites:
+        for manifest_file in discover(root):
+            manifest = load_manifest(manifest_file)
+            for spec in manifest.gates:
+                gates.append(parse_gate(spec, source=str(manifest_file), suite=manifest.name))
+    if pyproject is not None:
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {})
+        for spec in table.get("citebench", {}).get("gates", []):
+            gates.append(parse_gate(spec, source=f"{pyproject} [tool.citebench]"))
+    unique: list[Gate] = []
+    for gate in gates:
+        if gate not in unique:
+            unique.append(gate)
+    return unique
+
+
+def run(
+    paths: Sequence[Path],
+    *,
+    out: Path | None = None,
+    gates: Sequence[str] = (),
+    suites: Sequence[Path] = (),
+    pyproject: Path | None = None,
+    baseline: Path | None = None,
+    tolerance: float = 0.0,
+    html: Path | None = None,
+    markdown: Path | None = None,
+    echo: Any = print,
+) -> int:
+    """The merge command; returns the exit status (1 on errors, failed gates or regressions)."""
+    from pytest_citebench.gates import evaluate
+    from pytest_citebench.report import aggregate, read_results, render_table
+    from pytest_citebench.reports import ReportData, write_reports
+
+    merged = merge_files(paths)
+    if not merged.records:
+        echo(f"merge: no item records in {len(paths)} file(s)")
+        return 1
+    gate_list = collect_gates(gates, suites, pyproject)
+    aggregates = aggregate(merged.records)
+    gate_results, unmatched = evaluate(gate_list, aggregates)
+    comparison = None
+    if baseline is not None:
+        from pytest_citebench.compare import compare
+
+        base_items, _ = read_results(baseline)
+        comparison = compare(
+            merged.records, base_items, tolerance=tolerance, baseline=str(baseline)
+        )
+    if out is not None:
+        write_results(out, merged.records, aggregates)
+    data = ReportData(
+        records=merged.records,
+        aggregates=aggregates,
+        gate_results=gate_results,
+        unmatched_gates=unmatched,
+        comparison=comparison,
+        settings=[("merged from", ", ".join(str(p) for p in paths))],
+    )
+    written = write_reports(data, html=html, markdown=markdown)
+    echo(
+        f"merged {len(merged.records)} item records from {len(paths)} file(s)"
+        + (f", dropped {merged.duplicates} duplicate(s)" if merged.duplicates else "")
+    )
+    for key in merged.conflicts:
+        echo(f"WARNING {' '.join(key)}: recorded twice with different results; kept the first")
+    for line in render_table(aggregates):
+        echo(line)
+    errors = sum(r["outcome"] == "error" for r in merged.records)
+    if errors:
+        echo(f"ERROR {errors} item(s) ended in an error (provider, cassette or parse)")
+    for result in gate_results:
+        echo(result.describe())
+    for gate in unmatched:
+        echo(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it")
+    regressions = 0
+    if comparison is not None:
+        from pytest_citebench.compare import comparison_lines
+
+        for line in comparison_lines(comparison):
+            echo(line)
+        for note in comparison.notes():
+            echo(f"note: {note}")
+        for delta in comparison.failures:
+            echo(delta.describe())
+        regressions = len(comparison.failures)
+    if out is not None:
+        echo(f"results: {out}")
+    for kind, path in written:
+        echo(f"{kind}: {path}")
+    failed = sum(not r.passed for r in gate_results)
+    return 1 if errors or failed or regressions else 0

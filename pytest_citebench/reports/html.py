@@ -1,0 +1,426 @@
+"""``--citebench-html FILE``: one self-contained HTML page (inline CSS and SVG, no script, no
+network) that a release meeting can open from a CI artifact.
+
+Order follows the questions people ask: did it pass (verdict, gates, baseline), how good is each
+model per domain (the REASONS per-domain figures), the full numbers with CIs, the task-specific
+views when their data exists (adversarial Table 3, ArxEval Table 5, guard curves), and finally the
+worst answers next to the gold, because one bad example convinces more than a mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from pytest_citebench.reports import ReportData, svg
+from pytest_citebench.reports import data as d
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d1d1f;
+background:#fff;max-width:1360px}
+h1{font-size:24px;margin:0 0 8px}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #ddd;
+padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}
+.verdict{padding:10px 14px;border-radius:6px;font-weight:600;margin:10px 0}
+.ok{background:#e8f5e9;color:#1b5e20;border:1px solid #a5d6a7}
+.bad{background:#ffebee;color:#b71c1c;border:1px solid #ef9a9a}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:12.5px}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f5f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.fail td{background:#fff1f1}.tag-fail{color:#c62828;font-weight:700}
+.tag-pass{color:#2e7d32;font-weight:700}.tag-skip{color:#8d6e00;font-weight:700}
+.charts{display:flex;flex-wrap:wrap;gap:18px}.chart{background:#fff;border:1px solid #eee}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:13px;margin:6px 0}
+dt{color:#666}dd{margin:0}nav a{margin-right:12px;font-size:13px}
+.muted{color:#666;font-size:12.5px}td.text{max-width:420px;word-wrap:break-word}
+"""
+
+
+def _table(
+    header: Sequence[str], rows: Iterable[Sequence[Any]], *, numeric_from: int = 99, cls: str = ""
+) -> str:
+    """Rows of cells; a cell may be (text, css class) or ("<raw>", ...) when pre-escaped via
+    ``_Raw``. Columns from ``numeric_from`` on are right-aligned."""
+    out = [f"<table{f' class={cls!r}' if cls else ''}><thead><tr>"]
+    out += [f"<th>{escape(h)}</th>" for h in header]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        row_class = ""
+        cells = list(row)
+        if cells and isinstance(cells[0], _RowClass):
+            row_class = f" class='{cells.pop(0).name}'"
+        out.append(f"<tr{row_class}>")
+        for i, cell in enumerate(cells):
+            classes = []
+            if i >= numeric_from:
+                classes.append("num")
+            if isinstance(cell, _Raw):
+                body = cell.html
+                if cell.cls:
+                    classes.append(cell.cls)
+            else:
+                body = escape(str(cell))
+            attr = f" class='{' '.join(classes)}'" if classes else ""
+            out.append(f"<td{attr}>{body}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+class _Raw:
+    def __init__(self, html: str, cls: str = "") -> None:
+        self.html = html
+        self.cls = cls
+
+
+class _RowClass:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _text(value: Any, limit: int = 600) -> _Raw:
+    text = str(value or "")
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return _Raw(escape(text), "text")
+
+
+def render_html(data: ReportData, *, worst: int = 25) -> str:
+    sections: list[tuple[str, str, str]] = []  # (id, heading, body)
+    aggregates = list(data.aggregates)
+    records = list(data.records)
+
+    sections.append(("overview", "Overview", _overview(records)))
+    if data.gate_results or data.unmatched_gates:
+        sections.append(("gates", "Gates", _gates(data)))
+    if data.comparison is not None:
+        sections.append(("baseline", "Regression against the baseline", _baseline(data)))
+    charts = d.chart_specs(aggregates)
+    if charts:
+        sections.append(("charts", "Per domain and model", _charts(charts)))
+    if aggregates:
+        sections.append(("metrics", "All metrics with 95% CIs", _metrics(aggregates)))
+    adversarial = d.adversarial_rows(records)
+    if adversarial:
+        sections.append(("adversarial", "Adversarial swaps (REASONS Table 3)", _adv(adversarial)))
+    dois = d.doi_rows(aggregates)
+    if dois:
+        sections.append(("dois", "DOIs (ArxEval Table 5)", _dois(dois)))
+    try:
+        curves = d.guard_curves(records)
+    except (ValueError, ImportError) as exc:  # odd calibration data must not lose the report
+        curves = []
+        sections.append(("guard", "Guard calibration", f"<p class='muted'>{escape(str(exc))}</p>"))
+    if curves:
+        sections.append(("guard", "Guard calibration: τ, catch and flag rates", _guard(curves)))
+    wrong = d.worst_items(records, worst)
+    if wrong:
+        sections.append(("worst", "Worst answers", _worst(wrong, worst)))
+    errors = data.errors
+    if errors:
+        sections.append(("errors", f"Errors ({len(errors)})", _errors(errors)))
+
+    problems = data.problems()
+    verdict = (
+        f"<div class='verdict bad' id='verdict'>FAILED: {escape('; '.join(problems))}</div>"
+        if problems
+        else "<div class='verdict ok' id='verdict'>PASSED: no errors, no failed gate"
+        + (", no regression" if data.comparison is not None else "")
+        + "</div>"
+    )
+    settings = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in data.settings if v)
+    nav = "".join(f"<a href='#{sid}'>{escape(title)}</a>" for sid, title, _ in sections)
+    body = "".join(
+        f"<section id='{sid}'><h2>{escape(title)}</h2>{html}</section>"
+        for sid, title, html in sections
+    )
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{escape(data.title)}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>{escape(data.title)}</h1>{verdict}"
+        + (f"<dl>{settings}</dl>" if settings else "")
+        + f"<nav>{nav}</nav></header>{body}"
+        "<footer><p class='muted'>95% CIs: Wilson for shares (accuracy, PP, hallucinated), "
+        "bootstrap (B=2000, seed 0) for per-item means; task set metrics as their tasks define. "
+        "Generated by pytest-citebench.</p></footer></body></html>\n"
+    )
+
+
+def _overview(records: Sequence[Mapping[str, Any]]) -> str:
+    counts = d.outcome_counts(records)
+    if not counts:
+        return "<p>No citebench items ran.</p>"
+    suites = sorted({str(r["suite"]) for r in records})
+    tasks = sorted({str(r["task"]) for r in records})
+    rows = []
+    for model, c in counts.items():
+        total = sum(c.values())
+        rows.append(
+            [
+                model,
+                total,
+                c["correct"],
+                c["abstained"],
+                c["hallucinated"],
+                c["error"],
+                f"{100 * c['correct'] / total:.1f}%" if total else "-",
+            ]
+        )
+    return (
+        f"<p>{len(records)} item results, {len(suites)} suite(s), tasks: "
+        f"{escape(', '.join(tasks))}.</p>"
+        + _table(
+            ["model", "items", "correct", "abstained", "hallucinated", "errors", "correct %"],
+            rows,
+            numeric_from=1,
+        )
+    )
+
+
+def _gates(data: ReportData) -> str:
+    rows: list[list[Any]] = []
+    for g in data.gate_results:
+        m = g.measured
+        ci = "" if math.isnan(m.lo) or m.lo == m.hi else f"{m.lo:.4g}–{m.hi:.4g}"
+        tag = _Raw("PASS", "tag-pass") if g.passed else _Raw("FAIL", "tag-fail")
+        row: list[Any] = [tag, g.gate.spec, g.gate.source, g.model, f"{g.suite}:{g.task}"]
+        row += [f"{m.value:.4g}", ci, m.n]
+        rows.append(row if g.passed else [_RowClass("fail"), *row])
+    for gate in data.unmatched_gates:
+        skip = _Raw("SKIP", "tag-skip")
+        rows.append([skip, gate.spec, gate.source, "", "no results", "", "", ""])
+    return _table(
+        ["", "gate", "from", "model", "suite:task", "measured", "95% CI", "n"],
+        rows,
+        numeric_from=5,
+    )
+
+
+def _baseline(data: ReportData) -> str:
+    comparison = data.comparison
+    assert comparison is not None
+    intro = (
+        f"<p>Baseline <code>{escape(comparison.baseline)}</code>, tolerance "
+        f"{100 * comparison.tolerance:.1f} points. Paired on the items both runs share: exact "
+        "McNemar for accuracy and hallucinated, paired bootstrap (B=2000) for HR and F1. A metric "
+        "fails when it is worse by more than the tolerance and significantly so (p &lt; 0.05, or "
+        "the whole CI beyond the tolerance).</p>"
+    )
+    deltas = comparison.deltas
+    if not deltas:
+        body = "<p>Nothing to compare: no group of this run has a baseline.</p>"
+    else:
+        rows: list[list[Any]] = []
+        for x in deltas:
+            ci = "" if math.isnan(x.lo) else f"[{100 * x.lo:+.1f}, {100 * x.hi:+.1f}]"
+            p = f"{x.p_value:.3g}" if x.p_value is not None else "bootstrap"
+            cls = {"FAIL": "tag-fail", "better": "tag-pass"}.get(x.verdict, "")
+            row: list[Any] = [_Raw(escape(x.verdict), cls), x.suite, x.task, x.model, x.metric]
+            row += [x.n, f"{100 * x.base:.1f}", f"{100 * x.new:.1f}", f"{100 * x.delta:+.1f}", ci]
+            row.append(p)
+            rows.append([_RowClass("fail"), *row] if x.failed else row)
+        body = _table(
+            [*_DELTA_HEADER, "Δ points", "95% CI", "McNemar p"],
+            rows,
+            numeric_from=5,
+        )
+        forest_rows = []
+        for x in deltas:
+            # Oriented so that right is better: HR's CI flips sign, accuracy's does not.
+            lo, hi = (x.lo, x.hi) if x.higher_is_better else (-x.hi, -x.lo)
+            label = f"{x.suite}:{x.task} {x.metric} [{x.model}]"
+            forest_rows.append((label, -x.worse_by, lo, hi, x.failed))
+        body += svg.forest(
+            "Change, oriented so that right is better (points, 95% CI)",
+            forest_rows,
+            tolerance=comparison.tolerance,
+        )
+    notes = comparison.notes()
+    if notes:
+        body += "<ul class='muted'>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>"
+    return intro + body
+
+
+def _charts(specs: Sequence[d.ChartSpec]) -> str:
+    out = [
+        "<p class='muted'>One chart per task and metric, bars per model, whiskers the 95% CI: the "
+        "layout of the REASONS paper's per-domain figures (HR, PP, F1, BLEU).</p>"
+    ]
+    current = None
+    for spec in specs:
+        if spec.task != current:
+            if current is not None:
+                out.append("</div>")
+            out.append(f"<h3>{escape(spec.task)}</h3><div class='charts'>")
+            current = spec.task
+        values = {k: (s.value, s.lo, s.hi) for k, s in spec.values.items()}
+        out.append(
+            svg.grouped_bars(
+                f"{d.label(spec.metric)} — {spec.task}", spec.suites, spec.models, values
+            )
+        )
+    if current is not None:
+        out.append("</div>")
+    return "".join(out)
+
+
+def _metrics(aggregates: Sequence[Any]) -> str:
+    out = []
+    for task, group in d.by_task(aggregates).items():
+        cols = d.columns(group)
+        labels = {a.label for a in group if a.label}
+        rows = []
+        for agg in group:
+            stage = agg.stage or ""
+            row = [agg.suite, agg.model, stage, agg.metrics["n"].n if "n" in agg.metrics else ""]
+            row.append(agg.counts.get("error", 0))
+            row += [d.fmt(agg.metrics.get(m), m) for m in cols]
+            rows.append(row)
+        out.append(f"<h3>{escape(task)}</h3>")
+        for text in sorted(labels):
+            out.append(f"<p class='muted'>* {escape(text)}</p>")
+        out.append(
+            _table(
+                ["suite", "model", "final stage", "n", "err"] + [d.label(m) for m in cols],
+                rows,
+                numeric_from=3,
+            )
+        )
+    return "".join(out)
+
+
+_DELTA_HEADER = ("", "suite", "task", "model", "metric", "n", "base %", "new %")
+_DOI_HEADER = ("model", "suite", "Total DOIs", "DOIs found (%)", "DOIs not found (%)")
+_ADV_METRICS = ("pp", "bleu", "f1", "hr_code", "hr_paper")
+
+
+def _adv(rows: Sequence[d.AdversarialRow]) -> str:
+    table_rows = []
+    for r in rows:
+        row: list[Any] = [r.suite, r.task, r.model, r.n]
+        for m in _ADV_METRICS:
+            row.append(
+                f"{d.fmt(r.before.metrics.get(m), m, ci=False)} → "
+                f"{d.fmt(r.after.metrics.get(m), m, ci=False)}"
+            )
+        table_rows.append(row)
+    out = [
+        "<p class='muted'>Each swapped suite beside its original, on the same items; % values, "
+        "original → swapped.</p>",
+        _table(
+            ["suite", "task", "model", "n"] + [d.label(m) for m in _ADV_METRICS],
+            table_rows,
+            numeric_from=3,
+        ),
+        "<div class='charts'>",
+    ]
+    cats = [f"{r.suite} {r.task} [{r.model}]" for r in rows]
+    for metric in ("hr_paper", "pp", "f1"):
+        values: dict[tuple[str, str], tuple[float, float, float]] = {}
+        for cat, r in zip(cats, rows, strict=True):
+            for name, agg in (("original", r.before), ("swapped", r.after)):
+                s = agg.metrics.get(metric)
+                if s is not None and not math.isnan(s.value):
+                    values[(cat, name)] = (s.value, s.lo, s.hi)
+        if values:
+            out.append(
+                svg.grouped_bars(
+                    f"{d.label(metric)}: original vs swapped", cats, ["original", "swapped"], values
+                )
+            )
+    out.append("</div>")
+    return "".join(out)
+
+
+def _dois(rows: Sequence[d.DoiRow]) -> str:
+    table_rows = []
+    for r in rows:
+        m = r.aggregate.metrics
+        table_rows.append(
+            [
+                r.model,
+                r.suite,
+                r.total,
+                f"{r.found} ({d.fmt(m.get('doi_found'), 'doi_found')})",
+                f"{r.total - r.found} ({d.fmt(m.get('doi_not_found'), 'doi_not_found')})",
+                d.fmt(m.get("doi_title_match"), "doi_title_match"),
+                d.fmt(m.get("adherence"), "adherence"),
+            ]
+        )
+    chart = svg.stacked_bars(
+        "DOIs given, by what the registry says",
+        [
+            (f"{r.model} · {r.suite}", (r.matching, r.found - r.matching, r.total - r.found))
+            for r in rows
+        ],
+        (
+            ("found, title matches", "#59a14f"),
+            ("found, other title", "#edc948"),
+            ("not found", "#e15759"),
+        ),
+    )
+    return (
+        _table(
+            [*_DOI_HEADER, "Matching titles %", "Adherence %"],
+            table_rows,
+            numeric_from=2,
+        )
+        + chart
+    )
+
+
+def _guard(curves: Sequence[d.GuardCurve]) -> str:
+    out = [
+        "<p class='muted'>τ(α) is the split-conformal threshold from all unsupported scores; "
+        "catch and flag rates are means over seeded calibration/held-out splits (half the "
+        "unsupported scores calibrate). Catch should stay at or above the dashed target 1−α; the "
+        "flag rate is the share of supported citations sent to review.</p><div class='charts'>"
+    ]
+    for c in curves:
+        target = tuple(1 - a for a in c.alphas)
+        out.append(
+            svg.line_chart(
+                f"{c.suite} [{c.model}] n={c.n_unsupported}+{c.n_supported}",
+                "α (target miss rate)",
+                c.alphas,
+                [
+                    ("τ(α)", c.tau, ""),
+                    ("catch (held-out)", c.catch, ""),
+                    ("flag rate", c.flag, ""),
+                    ("target 1−α", target, "5 4"),
+                ],
+            )
+        )
+    out.append("</div>")
+    return "".join(out)
+
+
+def _worst(records: Sequence[Mapping[str, Any]], limit: int) -> str:
+    rows = [
+        [
+            i,
+            r.get("model", ""),
+            f"{r.get('suite', '')}:{r.get('task', '')}",
+            r.get("item_id", ""),
+            _text(r.get("expected")),
+            _text(r.get("answer")),
+            d.item_metrics_text(r),
+        ]
+        for i, r in enumerate(records, start=1)
+    ]
+    return (
+        f"<p class='muted'>Up to {limit} hallucinated answers, furthest from the gold first "
+        "(highest HR, lowest F1). All items are in the results file.</p>"
+        + _table(["#", "model", "suite:task", "item", "expected", "given", "metrics"], rows)
+    )
+
+
+def _errors(records: Sequence[Mapping[str, Any]], limit: int = 50) -> str:
+    rows = [
+        [r.get("nodeid") or r.get("item_id", ""), _text((r.get("error") or "").strip(), 400)]
+        for r in records[:limit]
+    ]
+    more = f"<p class='muted'>…and {len(records) - limit} more.</p>" if len(records) > limit else ""
+    return _table(["item", "error"], rows) + more

@@ -1,0 +1,155 @@
+"""``--citebench-markdown FILE``: a short Markdown summary for CI, e.g. ``$GITHUB_STEP_SUMMARY``.
+
+GitHub renders step summaries of up to 1 MiB, in a narrow column, to people scrolling a job page.
+So: the verdict first, one table per set of columns with the key metrics and CIs, what failed,
+the baseline deltas that matter, and a few worst answers folded away; everything else is in the
+HTML report and the results file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_citebench.reports import ReportData
+from pytest_citebench.reports import data as d
+
+# GitHub's limit is 1 MiB per step summary; stay well below it on huge runs.
+MAX_ROWS = 200
+WORST = 5
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int) -> list[str]:
+    align = ["---:" if i >= numeric_from else ":---" for i in range(len(header))]
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "|".join(align) + "|"]
+    for row in rows[:MAX_ROWS]:
+        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    if len(rows) > MAX_ROWS:
+        lines.append(f"\n_{len(rows) - MAX_ROWS} more rows in the results file._")
+    return lines
+
+
+def _n(agg: Any) -> int:
+    stat = agg.metrics.get("n")
+    return int(stat.n) if stat is not None else sum(agg.counts.values())
+
+
+def render_markdown(data: ReportData) -> str:
+    problems = data.problems()
+    lines = [
+        f"## citebench: {'❌ ' + '; '.join(problems) if problems else '✅ passed'}",
+        "",
+    ]
+    models = sorted({str(r["model"]) for r in data.records})
+    suites = sorted({str(r["suite"]) for r in data.records})
+    lines.append(
+        f"{len(data.records)} item results · models: {', '.join(models) or '-'} · "
+        f"{len(suites)} suite(s)"
+    )
+    settings = " · ".join(f"{key}: {value}" for key, value in data.settings if value)
+    if settings:
+        lines += ["", settings]
+    lines.append("")
+    # One table per set of columns (as in the terminal), whole-task rows only.
+    by_columns: dict[tuple[str, ...], list[Any]] = {}
+    for agg in sorted(data.aggregates, key=lambda a: (a.task, a.suite, a.model)):
+        if agg.stage is not None:
+            continue
+        by_columns.setdefault(tuple(d.columns([agg])), []).append(agg)
+    for cols, group in by_columns.items():
+        rows = [
+            [a.suite, a.task, a.model, _n(a), a.counts.get("error", 0)]
+            + [d.fmt(a.metrics.get(m), m) for m in cols]
+            for a in group
+        ]
+        lines += _table(
+            ["suite", "task", "model", "n", "err"] + [d.label(m) for m in cols], rows, 3
+        )
+        lines.append("")
+    if not data.aggregates:
+        lines += ["No citebench items ran.", ""]
+    if data.gate_results or data.unmatched_gates:
+        lines.append("### Gates")
+        for g in data.gate_results:
+            lines.append(f"- {'✅' if g.passed else '❌'} `{_cell(g.describe())}`")
+        for gate in data.unmatched_gates:
+            lines.append(f"- ⚠️ `SKIP gate {gate.spec} [{gate.source}]`: no results matched it")
+        lines.append("")
+    if data.comparison is not None:
+        lines += _baseline(data)
+    errors = data.errors
+    if errors:
+        lines.append(f"### Errors ({len(errors)})")
+        for r in errors[:WORST]:
+            first = (r.get("error") or "").strip().splitlines()[:1]
+            lines.append(f"- `{_cell(r.get('nodeid') or r.get('item_id'))}`: {_cell(first)}")
+        lines.append("")
+    worst = d.worst_items(data.records, WORST)
+    if worst:
+        lines += [f"<details><summary>{len(worst)} worst answers</summary>", ""]
+        rows = [
+            [
+                r.get("model", ""),
+                f"{r.get('suite', '')}:{r.get('task', '')}",
+                r.get("item_id", ""),
+                str(r.get("expected", ""))[:200],
+                str(r.get("answer", ""))[:200],
+                d.item_metrics_text(r),
+            ]
+            for r in worst
+        ]
+        lines += _table(["model", "suite:task", "item", "expected", "given", "metrics"], rows, 99)
+        lines += ["", "</details>", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _baseline(data: ReportData) -> list[str]:
+    comparison = data.comparison
+    assert comparison is not None
+    lines = [
+        f"### Baseline `{comparison.baseline}` (tolerance {100 * comparison.tolerance:.1f} points)",
+        "",
+    ]
+    deltas = comparison.deltas
+    if not deltas:
+        lines += ["Nothing to compare: no group of this run has a baseline.", ""]
+    else:
+        rows = []
+        changed = [x for x in deltas if x.verdict != "same"]
+        if len(changed) < len(deltas):
+            lines += [f"{len(deltas) - len(changed)} metric(s) unchanged on the paired items.", ""]
+        for x in sorted(changed, key=lambda x: (not x.failed, -x.worse_by)):
+            ci = "" if math.isnan(x.lo) else f" [{100 * x.lo:+.1f}, {100 * x.hi:+.1f}]"
+            mark = {"FAIL": "❌ FAIL", "worse": "worse", "better": "better"}.get(x.verdict, "=")
+            p = f"{x.p_value:.3g}" if x.p_value is not None else "bootstrap"
+            rows.append(
+                [
+                    mark,
+                    x.suite,
+                    x.task,
+                    x.model,
+                    x.metric,
+                    x.n,
+                    f"{100 * x.base:.1f}",
+                    f"{100 * x.new:.1f}",
+                    f"{100 * x.delta:+.1f}{ci}",
+                    p,
+                ]
+            )
+        if rows:
+            lines += _table(
+                ["", "suite", "task", "model", "metric", "n", "base %", "new %", "Δ [95% CI]", "p"],
+                rows,
+                5,
+            )
+            lines.append("")
+    for note in comparison.notes():
+        lines.append(f"- {note}")
+    if comparison.notes():
+        lines.append("")
+    return lines

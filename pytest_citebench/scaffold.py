@@ -1,0 +1,278 @@
+"""``python -m pytest_citebench new-suite DIR --name NAME --task TASK``: a new suite folder that
+validates and runs on the offline baseline from the first minute.
+
+A contributor's first suite should start from something that works: a manifest with every
+required key, one example item carrying every field its tasks need (so ``validate`` passes and
+``pytest --citebench DIR`` runs), a corpus when the tasks' baselines search one, and a README
+that asks for provenance and licence up front, because a suite without them cannot be shipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Three real papers (titles, authors and abstracts are bibliographic facts) so the example item
+# and corpus agree with each other and the bm25 baseline can answer the example.
+_PAPERS: tuple[dict[str, str], ...] = (
+    {
+        "id": "1706.03762",
+        "title": "Attention Is All You Need",
+        "abstract": "We propose the Transformer, a network architecture based solely on attention "
+        "mechanisms, dispensing with recurrence and convolutions entirely, for machine "
+        "translation.",
+        "authors": "Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob Uszkoreit, Llion Jones, "
+        "Aidan N. Gomez, Lukasz Kaiser, Illia Polosukhin",
+        "doi": "10.48550/arXiv.1706.03762",
+    },
+    {
+        "id": "1810.04805",
+        "title": "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+        "abstract": "We introduce BERT, bidirectional encoder representations from transformers, "
+        "pre-trained on unlabeled text by masked language modeling and next sentence "
+        "prediction.",
+        "authors": "Jacob Devlin, Ming-Wei Chang, Kenton Lee, Kristina Toutanova",
+        "doi": "10.48550/arXiv.1810.04805",
+    },
+    {
+        "id": "1512.03385",
+        "title": "Deep Residual Learning for Image Recognition",
+        "abstract": "We present a residual learning framework to ease the training of very deep "
+        "convolutional networks for image recognition on ImageNet.",
+        "authors": "Kaiming He, Xiangyu Zhang, Shaoqing Ren, Jian Sun",
+        "doi": "10.48550/arXiv.1512.03385",
+    },
+)
+_ATTENTION, _BERT, _RESNET = _PAPERS
+
+_REASONS = {
+    "citing_title": "An Example Survey of Sequence Models",
+    "sentence": "a network architecture based solely on attention mechanisms, dispensing with "
+    "recurrence and convolutions",
+    "cited_title": _ATTENTION["title"],
+    "cited_authors": _ATTENTION["authors"],
+    "cited_abstract": _ATTENTION["abstract"],
+    "cited_arxiv_id": _ATTENTION["id"],
+    "cited_doi": _ATTENTION["doi"],
+}
+# Example fields per task; one item carries the union, as a suite's items serve all its tasks.
+EXAMPLES: Mapping[str, Mapping[str, Any]] = {
+    "direct": _REASONS,
+    "indirect": _REASONS,
+    "direct_metadata": _REASONS,
+    "direct_metadata_oracle": _REASONS,
+    "sid": _REASONS,
+    "sid_oracle": _REASONS,
+    "jumbled": {
+        "jumbled_title": "Need Is Attention All You",
+        "title": _ATTENTION["title"],
+        "abstract": _ATTENTION["abstract"],
+    },
+    "mixed": {
+        "mixed_title": "Residual Need Attention Learning You Image Is Deep All Recognition for",
+        "title1": _ATTENTION["title"],
+        "doi1": _ATTENTION["doi"],
+        "title2": _RESNET["title"],
+        "doi2": _RESNET["doi"],
+    },
+    "verify": {
+        "claim": "The Transformer dispenses with recurrence and relies on attention mechanisms.",
+        "passage": _ATTENTION["abstract"],
+        "label": "supported",
+    },
+    "calibrate": {
+        "label": "unsupported",
+        "score": 0.12,
+        "scored_by": "TODO: the verifier that produced this score",
+    },
+    "reattribute": {
+        "claim": "The Transformer dispenses with recurrence and relies on attention mechanisms.",
+        "passages": [_RESNET["abstract"], _ATTENTION["abstract"], _BERT["abstract"]],
+        "gold": 2,
+    },
+    "guard": {
+        "question": "Which network architecture relies solely on attention mechanisms?",
+        "passages": [_ATTENTION["abstract"], _RESNET["abstract"]],
+        "tau": 0.4,
+        "verifier": "lexical",
+        "alpha": 0.1,
+    },
+}
+# Tasks whose offline baselines (and, for mixed, the offline DOI registry) search a corpus.
+CORPUS_TASKS = frozenset(
+    {
+        "direct",
+        "indirect",
+        "direct_metadata",
+        "direct_metadata_oracle",
+        "sid",
+        "sid_oracle",
+        "jumbled",
+        "mixed",
+    }
+)
+_PLACEHOLDER: Mapping[type, Any] = {str: "TODO", int: 1, float: 0.5, list: ["TODO"], dict: {}}
+
+
+class ScaffoldError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Scaffolded:
+    directory: Path
+    files: tuple[Path, ...]
+
+
+def _placeholder(expected: type | tuple[type, ...]) -> Any:
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    for kind in kinds:
+        if kind in _PLACEHOLDER:
+            return _PLACEHOLDER[kind]
+    return "TODO"
+
+
+def example_item(tasks: Sequence[str]) -> dict[str, Any]:
+    """One item with every field the tasks need: the known example values, and for a task this
+    module does not know yet, a placeholder of the declared type (still a valid item)."""
+    from pytest_citebench.tasks import registry
+
+    item: dict[str, Any] = {"id": "example-1"}
+    for task in tasks:
+        for key, value in EXAMPLES.get(task, {}).items():
+            item.setdefault(key, value)
+        for key, expected in registry.get(task).fields.items():
+            item.setdefault(key, _placeholder(expected))
+    return item
+
+
+def _toml(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def manifest_text(
+    name: str, tasks: Sequence[str], description: str, source: Mapping[str, str], corpus: bool
+) -> str:
+    lines = [
+        "# Scaffolded by: python -m pytest_citebench new-suite (see CONTRIBUTING.md).",
+        f"name = {_toml(name)}",
+        "# Bump on any change that alters items: the version is part of the cassette path.",
+        "version = 1",
+        f"description = {_toml(description)}",
+        "tasks = [" + ", ".join(_toml(t) for t in tasks) + "]",
+        'items = "items.jsonl"',
+    ]
+    if corpus:
+        lines.append('corpus = "corpus.jsonl"')
+    lines += [
+        "# Gates as 'TASK:METRIC<=VALUE' or '>=', e.g. \""
+        + f"{tasks[0]}:accuracy>=0.2"
+        + '"; set them from a recorded baseline run.',
+        "gates = []",
+        "",
+        "[source]",
+        f"paper = {_toml(source['paper'])}",
+        f"url = {_toml(source['url'])}",
+        f"licence = {_toml(source['licence'])}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def readme_text(name: str, tasks: Sequence[str], source: Mapping[str, str], corpus: bool) -> str:
+    task_list = ", ".join(f"`{t}`" for t in tasks)
+    first = tasks[0]
+    corpus_line = (
+        "- `corpus.jsonl`: the papers the offline baselines search (`id`, `title`, `abstract`, "
+        "`authors`, optional `doi`). Every gold paper must be in it, plus distractors.\n"
+        if corpus
+        else ""
+    )
+    return f"""# Suite `{name}`
+
+Tasks: {task_list}.
+
+## Provenance
+
+- Paper or dataset: {source["paper"]}
+- Data: {source["url"]}
+- How the items were built: TODO (the command or script, with versions and seeds, so that a
+  rebuild reproduces `items.jsonl` byte for byte).
+- Selection: TODO (which items were kept, which dropped, and why).
+
+## Licence
+
+{source["licence"]}
+
+TODO: say what the licence allows (redistribution, derivatives) and whom to credit.
+
+## Files
+
+- `suite.toml`: name, version, description, tasks, source and gates.
+- `items.jsonl`: one JSON object per line; `id` must be unique. It starts with one example item:
+  replace it with the real ones.
+{corpus_line}
+## Checklist
+
+- [ ] Replace every `TODO` here and in `suite.toml`.
+- [ ] Replace the example item with real items; `id`s unique, no spaces, brackets or `::`.
+- [ ] `python -m pytest_citebench validate {{this folder}}` prints `ok`.
+- [ ] `pytest --citebench {{this folder}}` runs on the offline baseline `citebench/bm25`.
+- [ ] Record cassettes for the models you gate on:
+      `pytest --citebench {{this folder}} --citebench-model MODEL --citebench-record once`.
+- [ ] Set gates in `suite.toml` from that run, e.g. `"{first}:accuracy>=0.2"`.
+- [ ] Add a row for the suite to `suites/README.md`, with its provenance and licence.
+- [ ] Bump `version` whenever items change.
+"""
+
+
+def scaffold(
+    directory: Path,
+    *,
+    name: str | None,
+    tasks: Sequence[str],
+    description: str | None = None,
+    paper: str | None = None,
+    url: str | None = None,
+    licence: str | None = None,
+    force: bool = False,
+) -> Scaffolded:
+    """Write the suite folder; refuses to overwrite an existing suite unless ``force``."""
+    from pytest_citebench.suites import MANIFEST_NAME
+    from pytest_citebench.tasks import registry
+
+    if not tasks:
+        raise ScaffoldError("give at least one --task; known: " + ", ".join(registry.names()))
+    for task in tasks:
+        if task not in registry.names():
+            raise ScaffoldError(f"unknown task {task!r}; known: {', '.join(registry.names())}")
+    name = name or directory.resolve().name
+    if not name or any(c in name for c in " \t\n:[]"):
+        raise ScaffoldError(f"suite name {name!r}: no spaces, ':' or brackets")
+    manifest = directory / MANIFEST_NAME
+    if manifest.exists() and not force:
+        raise ScaffoldError(f"{manifest} already exists; pass --force to overwrite it")
+    tasks = list(dict.fromkeys(tasks))
+    corpus = any(t in CORPUS_TASKS for t in tasks)
+    source = {
+        "paper": paper or "TODO: the paper or dataset these items come from",
+        "url": url or "TODO: where the data is, with a commit or version",
+        "licence": licence or "TODO: the data's licence, e.g. CC BY 4.0",
+    }
+    description = description or f"TODO: what the {name} items test and how they were chosen."
+    directory.mkdir(parents=True, exist_ok=True)
+    files = [manifest, directory / "items.jsonl", directory / "README.md"]
+    manifest.write_text(manifest_text(name, tasks, description, source, corpus), encoding="utf-8")
+    item = example_item(tasks)
+    files[1].write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")
+    files[2].write_text(readme_text(name, tasks, source, corpus), encoding="utf-8")
+    if corpus:
+        corpus_file = directory / "corpus.jsonl"
+        corpus_file.write_text(
+            "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _PAPERS), encoding="utf-8"
+        )
+        files.append(corpus_file)
+    return Scaffolded(directory, tuple(files))

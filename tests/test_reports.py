@@ -1,0 +1,407 @@
+"""Reports: the HTML page (rendered for real in headless Chromium, screenshot checked), the
+Markdown summary for CI, and per-item metrics as JUnit XML properties."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import pytest
+
+from pytest_citebench.__main__ import main as cli
+from pytest_citebench.compare import compare
+from pytest_citebench.gates import evaluate, parse_gate
+from pytest_citebench.report import Aggregate, Stat, aggregate
+from pytest_citebench.reports import ReportData, write_reports
+from pytest_citebench.reports.html import render_html
+from pytest_citebench.reports.markdown import render_markdown
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--disable-dev-shm-usage",
+)
+WINDOW = (1400, 2000)
+
+
+def chromium() -> str:
+    """The Debian chromium package; .ci/run installs it. Never downloaded by a test."""
+    for candidate in (
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
+        if candidate and Path(candidate).exists():
+            return candidate
+    pytest.fail(
+        "headless Chromium is required for the HTML report test: "
+        "apt-get install -y chromium (Debian package; .ci/run does this)"
+    )
+
+
+def read_png(path: Path) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows of RGB(A) bytes) of an 8-bit RGB/RGBA PNG, with no imaging library:
+    inflate the IDAT stream and undo the per-row filters (PNG spec, section 9)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    width = height = bpp = 0
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and color in (2, 6) and interlace == 0, (depth, color, interlace)
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows: list[bytes] = []
+    prev = bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        if kind == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 255
+        elif kind == 2:
+            line = bytearray((a + b) & 255 for a, b in zip(line, prev, strict=True))
+        elif kind == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 255
+        elif kind == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows
+
+
+def pixel_colors(rows: list[bytes], bpp: int) -> Counter[bytes]:
+    colors: Counter[bytes] = Counter()
+    for row in rows:
+        colors.update(row[i : i + 3] for i in range(0, len(row), bpp))
+    return colors
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def calibration_suite(root: Path) -> Path:
+    """A guard calibration suite with precomputed scores (the model is never asked)."""
+    folder = root / "suites" / "calib"
+    folder.mkdir(parents=True)
+    (folder / "suite.toml").write_text(
+        'name = "calib"\nversion = 1\ndescription = "synthetic calibration scores"\n'
+        'tasks = ["calibrate"]\ngates = []\n\n[source]\npaper = "test"\n'
+        'url = "https://example.invalid"\nlicence = "CC0-1.0"\n'
+    )
+    lines = []
+    for i in range(40):
+        lines.append({"id": f"u{i:02d}", "label": "unsupported", "score": round(0.01 + i / 90, 4)})
+        lines.append({"id": f"s{i:02d}", "label": "supported", "score": round(0.35 + i / 65, 4)})
+    (folder / "items.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return folder
+
+
+# -- rendering from data ----------------------------------------------------------------------------
+
+
+def _record(item: str, outcome: str, suite: str = "dom/a", **kw: Any) -> dict[str, Any]:
+    metrics = kw.pop("metrics", None)
+    if metrics is None:
+        metrics = (
+            {}
+            if outcome in ("abstained", "error")
+            else {
+                "hr_paper": 0.0 if outcome == "correct" else 0.9,
+                "hr_code": 0.0 if outcome == "correct" else 0.8,
+                "f1": 1.0 if outcome == "correct" else 0.1,
+                "bleu": 1.0 if outcome == "correct" else 0.0,
+            }
+        )
+    return {
+        "type": "item",
+        "model": kw.pop("model", "m1"),
+        "suite": suite,
+        "suite_version": 1,
+        "task": kw.pop("task", "indirect"),
+        "item_id": item,
+        "nodeid": f"{suite}::{item}",
+        "outcome": outcome,
+        "answer": kw.pop("answer", "some answer"),
+        "expected": kw.pop("expected", "the gold"),
+        "metrics": metrics,
+        "error": kw.pop("error", None),
+        **kw,
+    }
+
+
+def _doi_aggregate() -> Aggregate:
+    def share(v: float, n: int) -> Stat:
+        return Stat(v, max(0.0, v - 0.1), min(1.0, v + 0.1), n)
+
+    return Aggregate(
+        "m1",
+        "arxeval/mixed",
+        "mixed",
+        {"correct": 3, "abstained": 0, "hallucinated": 7, "error": 0},
+        {
+            "accuracy": share(0.3, 10),
+            "dois_count": Stat(20.0, 20.0, 20.0, 10),
+            "doi_found": share(0.6, 20),
+            "doi_not_found": share(0.4, 20),
+            "doi_title_match": share(0.75, 12),
+            "adherence": share(0.9, 10),
+            "n": Stat(10, 10, 10, 10),
+        },
+    )
+
+
+def test_html_sections_appear_only_with_their_data_and_text_is_escaped() -> None:
+    records = [_record(f"i{i}", "correct") for i in range(6)]
+    records += [
+        _record("bad", "hallucinated", answer="<script>alert(1)</script>", expected="A & B"),
+        _record("oops", "error", error="ProviderError: boom <b>"),
+    ]
+    plain = render_html(ReportData(records, aggregate(records)))
+    assert "<script" not in plain.replace("&lt;script", "")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in plain and "A &amp; B" in plain
+    assert "ProviderError: boom &lt;b&gt;" in plain
+    for section in ("id='overview'", "id='charts'", "id='metrics'", "id='worst'", "id='errors'"):
+        assert section in plain
+    for absent in ("id='adversarial'", "id='dois'", "id='guard'", "id='baseline'", "id='gates'"):
+        assert absent not in plain
+    assert "FAILED: 1 item(s) ended in an error" in plain
+    # Self-contained: no script, no stylesheet or image from anywhere, no link off the page.
+    assert not re.search(r"<script|<link|<img|src=|@import|url\(", plain)
+    assert not re.search(r"href=['\"](?!#)", plain)
+
+    # Adversarial pairs, DOI table, guard curves, gates and a baseline, each when present.
+    swapped = [dict(_record(f"i{i}", "hallucinated"), suite="dom/a+swap-title") for i in range(4)]
+    calib = [
+        _record(
+            f"c{i}",
+            "correct",
+            suite="g/cal",
+            task="calibrate",
+            metrics={"score": i / 20, "label": float(i % 2), "precomputed": 1.0},
+        )
+        for i in range(20)
+    ]
+    everything = records + swapped + calib
+    aggs = [*aggregate(everything), _doi_aggregate()]
+    gates = [parse_gate("dom/a:indirect:accuracy>=0.99", source="--citebench-gate")]
+    gate_results, unmatched = evaluate(gates, aggs)
+    comparison = compare(everything, records, baseline="base.jsonl")
+    page = render_html(
+        ReportData(everything, aggs, gate_results, unmatched, comparison, [("models", "m1")])
+    )
+    for section in ("adversarial", "dois", "guard", "gates", "baseline"):
+        assert f"id='{section}'" in page, section
+    assert "dom/a+swap-title" in page and "original vs swapped" in page
+    assert "Total DOIs" in page and "12 (60.0 [50.0, 70.0])" in page
+    assert "τ(α)" in page and "catch (held-out)" in page and "target 1−α" in page
+    assert "FAIL" in page and "dom/a:indirect:accuracy&gt;=0.99" in page
+    assert page.count("<svg") >= 6
+
+
+def test_markdown_summary_and_step_summary_append(tmp_path: Path, monkeypatch: Any) -> None:
+    records = [_record(f"i{i}", "correct") for i in range(5)] + [
+        _record("bad", "hallucinated", answer="a | pipe", expected="gold\nline")
+    ]
+    aggs = aggregate(records)
+    gates = [parse_gate("*:*:accuracy>=0.5", source="--citebench-gate")]
+    results, unmatched = evaluate(gates, aggs)
+    worse = [dict(r, outcome="hallucinated", metrics={"hr_paper": 1.0, "f1": 0.0}) for r in records]
+    comparison = compare(worse, records, baseline="b.jsonl")
+    text = render_markdown(ReportData(records, aggs, results, unmatched, comparison))
+    assert text.startswith("## citebench: ❌ ")
+    assert "| dom/a | indirect | m1 | 6 | 0 | 83.3 [" in text
+    assert "a \\| pipe" in text and "gold line" in text  # table cells stay on one row
+    assert "✅ `PASS gate *:*:accuracy>=0.5" in text
+    assert "### Baseline `b.jsonl`" in text
+
+    ok = render_markdown(ReportData(records, aggs, results, unmatched))
+    assert ok.startswith("## citebench: ✅ passed")
+
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("earlier step output\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    write_reports(ReportData(records, aggs), markdown=summary)
+    content = summary.read_text()
+    assert content.startswith("earlier step output\n## citebench")  # appended, not clobbered
+    # Key-shaped strings (a model echoing a header) never reach a report artifact.
+    leaky = [dict(records[0], outcome="hallucinated", answer="sk-proj-" + "A1b2C3d4" * 4)]
+    html_file = tmp_path / "leak.html"
+    write_reports(ReportData(leaky, aggregate(leaky)), html=html_file, markdown=tmp_path / "l.md")
+    assert "A1b2C3d4" not in html_file.read_text() + (tmp_path / "l.md").read_text()
+    assert "&lt;REDACTED&gt;" in html_file.read_text()
+    other = tmp_path / "other.md"
+    other.write_text("old")
+    write_reports(ReportData(records, aggs), markdown=other)
+    assert other.read_text().startswith("## citebench")  # any other file is replaced
+
+
+# -- a real run: HTML in Chromium, Markdown, JUnit ---------------------------------------------------
+
+
+def test_html_report_renders_in_headless_chromium(
+    pytester: pytest.Pytester, tiny: Path, tmp_path: Path
+) -> None:
+    base = pytester.runpytest("--citebench", "--citebench-results", "base.jsonl")
+    assert base.ret == 0
+    result = pytester.runpytest(
+        "--citebench",
+        "--citebench-adversarial",
+        "title",
+        "--citebench-adversarial-threshold",
+        "0",
+        "--citebench-baseline",
+        "base.jsonl",
+        "--citebench-gate",
+        "tiny:indirect:accuracy>=0.25",
+        "--citebench-results",
+        "run.jsonl",
+        "--citebench-html",
+        "report/citebench.html",
+        "--citebench-markdown",
+        "report/summary.md",
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["html report: report/citebench.html"])
+    html = (pytester.path / "report" / "citebench.html").read_text()
+    for section in ("overview", "gates", "baseline", "charts", "metrics", "adversarial"):
+        assert f"id='{section}'" in html, section
+    assert "tiny+swap-title" in html
+
+    # A guard calibration run beside it, merged into one report: every kind of chart at once.
+    calibration_suite(pytester.path)
+    calib = pytester.runpytest("--citebench", "suites/calib", "--citebench-results", "cal.jsonl")
+    assert calib.ret == 0
+    page = pytester.path / "report" / "merged.html"
+    status = cli(
+        [
+            "merge",
+            str(pytester.path / "run.jsonl"),
+            str(pytester.path / "cal.jsonl"),
+            "--baseline",
+            str(pytester.path / "base.jsonl"),
+            "--gate",
+            "tiny:indirect:accuracy>=0.25",
+            "--html",
+            str(page),
+        ]
+    )
+    assert status == 0
+    merged = page.read_text()
+    for section in ("gates", "baseline", "charts", "adversarial", "guard", "worst"):
+        assert f"id='{section}'" in merged, section
+
+    browser = chromium()
+    profile = tmp_path / "profile"
+    shot = tmp_path / "report.png"
+    common = [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    subprocess.run(
+        [*common, f"--screenshot={shot}", f"--window-size={WINDOW[0]},{WINDOW[1]}", page.as_uri()],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+    dom = subprocess.run(
+        [*common, "--dump-dom", page.as_uri()],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    ).stdout
+    # What the browser built: every section and chart, and the numbers in them.
+    for text in (
+        "pytest-citebench report",
+        "PASSED: no errors, no failed gate, no regression",
+        "Per domain and model",
+        "HR paper % — indirect",
+        "Adversarial swaps (REASONS Table 3)",
+        "Guard calibration",
+        "Regression against the baseline",
+        "Worst answers",
+        "Efficient Estimation of Word Representations in Vector Space",
+    ):
+        assert text in dom, text
+    assert dom.count("<svg") >= 8
+    assert len(re.findall(r"<rect class=\"bar\"", dom)) >= 10
+    assert len(re.findall(r"<polyline class=\"line\"", dom)) >= 3
+
+    # The screenshot: the window's size, far from blank, with the charts' colours drawn.
+    assert shot.stat().st_size > 20_000
+    width, height, rows = read_png(shot)
+    assert (width, height) == WINDOW
+    bpp = len(rows[0]) // width
+    colors = pixel_colors(rows, bpp)
+    total = width * height
+    white = colors.get(b"\xff\xff\xff", 0)
+    assert 0.03 < 1 - white / total < 0.9, "page is blank or a solid block"
+    assert len(colors) > 50, "too few colours for text, tables and charts"
+    bars = colors.get(bytes.fromhex("4e79a7"), 0)  # the first model's bar colour
+    assert bars > 2_000, f"chart bars not visible: {bars} pixels"
+    fail_red = colors.get(bytes.fromhex("ffebee"), 0)  # the verdict banner of a failed run
+    assert fail_red == 0
+    ok_green = colors.get(bytes.fromhex("e8f5e9"), 0)
+    assert ok_green > 10_000, "the PASSED banner is not visible"
+
+    summary = (pytester.path / "report" / "summary.md").read_text()
+    assert summary.startswith("## citebench: ✅ passed")
+    assert "| tiny | indirect | citebench/bm25 | 4 | 0 | 50.0 [" in summary
+
+
+def test_junit_xml_has_per_item_metric_properties(pytester: pytest.Pytester, tiny: Path) -> None:
+    result = pytester.runpytest("--citebench", "--junitxml", "junit.xml", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    tree = ElementTree.parse(pytester.path / "junit.xml")
+    props_by_case = {
+        (case.get("classname"), case.get("name")): {
+            p.get("name"): p.get("value") for p in case.iter("property")
+        }
+        for case in tree.iter("testcase")
+    }
+    assert len(props_by_case) == 8
+    indirect = next(
+        props
+        for (classname, name), props in props_by_case.items()
+        if name == "2001.00001-s2[citebench/bm25]" and str(classname).endswith("indirect")
+    )
+    assert indirect["citebench.outcome"] == "hallucinated"
+    assert math.isclose(float(indirect["citebench.hr_paper"]), 0.969, abs_tol=0.001)
+    assert {"citebench.f1", "citebench.bleu", "citebench.hr_code"} <= set(indirect)
+    abstained = [p for p in props_by_case.values() if p.get("citebench.outcome") == "abstained"]
+    assert len(abstained) == 1 and "citebench.hr_paper" not in abstained[0]
+    assert all("citebench" in p for p in props_by_case.values())  # the record stays too

@@ -1,0 +1,91 @@
+"""``new-suite`` scaffolds a suite folder that validates and runs on the offline baseline."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_citebench.__main__ import main as cli
+from pytest_citebench.scaffold import CORPUS_TASKS, EXAMPLES, example_item, scaffold
+from pytest_citebench.suites import load_suite
+from pytest_citebench.tasks import registry
+
+
+@pytest.mark.parametrize("task", registry.names())
+def test_every_task_scaffolds_a_suite_that_loads(tmp_path: Path, task: str) -> None:
+    made = scaffold(tmp_path / "suites" / "x", name=f"new/{task}", tasks=[task])
+    suite = load_suite(made.directory)  # the same validation as `validate` and collection
+    assert suite.name == f"new/{task}" and suite.manifest.tasks == (task,)
+    assert [item.id for item in suite.items] == ["example-1"]
+    assert (made.directory / "corpus.jsonl").exists() == (task in CORPUS_TASKS)
+    readme = (made.directory / "README.md").read_text()
+    for heading in ("## Provenance", "## Licence", "## Checklist"):
+        assert heading in readme
+    assert f'"{task}:accuracy>=0.2"' in readme
+
+
+def test_known_examples_cover_every_registered_task() -> None:
+    # A new task without an example still scaffolds (placeholders), but should get a real one.
+    assert set(registry.names()) <= set(EXAMPLES)
+    item = example_item(["indirect", "verify"])
+    assert item["cited_title"] == "Attention Is All You Need" and item["label"] == "supported"
+
+
+def test_cli_new_suite_validates_and_runs_on_bm25(pytester: pytest.Pytester) -> None:
+    status = cli(
+        [
+            "new-suite",
+            str(pytester.path / "suites" / "mydomain"),
+            "--name",
+            "mydomain",
+            "--task",
+            "indirect",
+            "--task",
+            "direct",
+            "--paper",
+            "My Paper (2025)",
+            "--url",
+            "https://example.org/data",
+            "--licence",
+            "CC BY 4.0",
+        ]
+    )
+    assert status == 0
+    folder = pytester.path / "suites" / "mydomain"
+    manifest = tomllib.loads((folder / "suite.toml").read_text())
+    assert manifest["source"] == {
+        "paper": "My Paper (2025)",
+        "url": "https://example.org/data",
+        "licence": "CC BY 4.0",
+    }
+    assert manifest["tasks"] == ["indirect", "direct"] and manifest["corpus"] == "corpus.jsonl"
+    assert "CC BY 4.0" in (folder / "README.md").read_text()
+
+    validate = pytester.run(sys.executable, "-m", "pytest_citebench", "validate", str(folder))
+    assert validate.ret == 0
+    validate.stdout.fnmatch_lines(["ok    mydomain: 1 items*"])
+    run = pytester.runpytest("--citebench", "-p", "no:cacheprovider")
+    assert run.ret == 0
+    assert run.parseoutcomes() == {"passed": 2}  # the example is answerable offline
+
+
+def test_refuses_to_overwrite_and_rejects_bad_input(tmp_path: Path, capsys: Any) -> None:
+    target = tmp_path / "s"
+    assert cli(["new-suite", str(target), "--task", "indirect"]) == 0
+    items = target / "items.jsonl"
+    items.write_text(json.dumps({"id": "mine"}) + "\n")
+    assert cli(["new-suite", str(target), "--task", "indirect"]) == 1
+    assert "already exists; pass --force" in capsys.readouterr().err
+    assert json.loads(items.read_text()) == {"id": "mine"}  # untouched
+    assert cli(["new-suite", str(target), "--task", "indirect", "--force"]) == 0
+    assert cli(["new-suite", str(tmp_path / "t"), "--task", "telepathy"]) == 1
+    assert "unknown task 'telepathy'" in capsys.readouterr().err
+    assert cli(["new-suite", str(tmp_path / "u")]) == 1
+    assert cli(["new-suite", str(tmp_path / "v"), "--task", "direct", "--name", "a b"]) == 1
+    # The default name is the folder's name.
+    assert load_suite(target).name == "s"
