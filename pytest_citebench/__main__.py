@@ -166,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         from pytest_citebench.doi.cli import main as doi_main
 
         return doi_main(argv[1:])
+    if argv[:1] == ["build-arxeval"]:
+        from pytest_citebench.builders.arxeval import main as build_arxeval_main
+
+        return build_arxeval_main(argv[1:])
     if argv[:1] == ["build-calibration"]:
         from pytest_citebench.builders_guard import calibration_main
 
@@ -184,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="suites/reasons")
     p.set_defaults(func=_import_reasons)
     sub.add_parser("doi", help="DOI checks: python -m pytest_citebench doi check DOI ...")
+    sub.add_parser(
+        "build-arxeval", help="build an ArxEval suite (jumbled/mixed titles) from arXiv JSON lines"
+    )
     sub.add_parser("build-calibration", help="a 'calibrate' suite from your own calibration scores")
     sub.add_parser("build-guard-suites", help="rebuild suites/guard from SciFact + the QASA scores")
     _add_commands(sub)

@@ -88,6 +88,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--citebench-rag-k", type=int, metavar="K", help="papers retrieved (2 / 40)")
     group.addoption(
+        "--citebench-doi",
+        choices=("offline", "live"),
+        help="how the mixed-titles task checks DOIs: offline (the suite's registry and recorded "
+        "responses; default) or live (the registries, recorded in each item's cassette)",
+    )
+    group.addoption(
+        "--citebench-doi-offline-dir",
+        action="append",
+        metavar="DIR",
+        help="recorded registry responses to check DOIs against offline; repeatable",
+    )
+    group.addoption(
+        "--citebench-mailto", metavar="EMAIL", help="contact for Crossref's polite pool"
+    )
+    group.addoption(
         "--citebench-adversarial",
         action="append",
         choices=("title", "abstract"),
@@ -152,11 +167,34 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
     _stop_on_sigterm()
+    _configure_doi(config)
     if not session.is_worker:
         config.pluginmanager.register(_ControllerHooks(session), "citebench-controller")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: the suites are the tests (not the project's own tests/ folder).
         config.args = [str(p) for p in session.options.suites if p.exists()]
+
+
+def _configure_doi(config: pytest.Config) -> None:
+    """DOI options for the mixed-titles task (workers too); unset options fall back to the
+    CITEBENCH_DOI* environment variables."""
+    mode = config.getoption("citebench_doi")
+    dirs = config.getoption("citebench_doi_offline_dir")
+    mailto = config.getoption("citebench_mailto")
+    if mode is None and not dirs and mailto is None:
+        return
+    from pytest_citebench.tasks.arxeval import DoiConfig, configure_doi
+
+    base = DoiConfig.from_env()
+    configure_doi(
+        DoiConfig(
+            mode=mode or base.mode,
+            offline_dirs=tuple(dirs) if dirs else base.offline_dirs,
+            mailto=mailto or base.mailto,
+            base_url=base.base_url,
+            threshold=base.threshold,
+        )
+    )
 
 
 def _stop_on_sigterm() -> None:

@@ -36,8 +36,20 @@ FILTER_HEADERS = (
     "cookie",
     "set-cookie",
     "proxy-authorization",
+    "user-agent",  # Crossref's polite pool puts the contact address here
 )
-FILTER_QUERY = ("key", "api_key", "api-key", "apikey", "access_token", "token", "sig", "signature")
+FILTER_QUERY = (
+    "key",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_token",
+    "token",
+    "sig",
+    "signature",
+    "mailto",
+    "email",
+)
 REDACTED = "<REDACTED>"
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", re.IGNORECASE)
 # Shapes of keys from common providers, scrubbed even when the key is not in our environment.

@@ -43,6 +43,7 @@ from pytest_citebench.retrieval import (
     tokens,
 )
 from pytest_citebench.tasks import guard as guard_tasks
+from pytest_citebench.tasks.arxeval import ARXEVAL_TASKS, arxeval_answer
 from pytest_citebench.tasks.base import Hint
 
 # Abstention floors, per retriever and task, each on a scale that does not drift with corpus size:
@@ -115,6 +116,8 @@ def answer_with(kind: Kind, hint: Hint, options: dict[str, Any]) -> str:
     if "candidates" in retriever_options:
         retriever_options["candidates"] = int(retriever_options["candidates"])
     retriever: Retriever = get_retriever(kind, Path(hint.corpus), **retriever_options)
+    if hint.task in ARXEVAL_TASKS:  # jumbled / mixed: a title search, answered by tasks.arxeval
+        return arxeval_answer(hint, options, lambda q, k: retriever.search(q, k=k, field="title"))
     floors = FLOORS[kind]
     floor = float(options.get("floor", floors.get(hint.task, floors[FALLBACK_TASK])))
     query, field = _query(hint)
