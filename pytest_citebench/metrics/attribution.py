@@ -8,7 +8,8 @@ stripping it is the caller's job.
 
 from __future__ import annotations
 
-import warnings
+import sys
+from typing import Any
 
 from pytest_citebench.metrics.text import tokenize
 
@@ -21,19 +22,25 @@ def bleu4(reference: str, hypothesis: str) -> float:
     Uniform 4-gram weights and no smoothing, so any hypothesis with no matching 4-gram (including
     every answer shorter than four tokens) scores essentially 0: exactly 0.0 when no unigram
     matches, otherwise below 1e-76, because nltk substitutes the smallest float for a zero n-gram
-    count. This harshness is part of the published numbers and is kept for comparability. nltk
-    warns on every such zero; the warning is silenced because it carries no information beyond the
-    score returned and floods benchmark output.
+    count. This harshness is part of the published numbers and is kept for comparability.
+
+    nltk's default "no smoothing" (``SmoothingFunction.method0``) warns on every such zero. We pass
+    a copy of method0 that does the same substitution without the warning: ``catch_warnings``
+    is not thread-safe, and scores are computed on the plugin's engine thread while pytest
+    records warnings on the main one.
     """
     from nltk.translate.bleu_score import sentence_bleu
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", message=r"\s*The hypothesis contains 0 counts", category=UserWarning
-        )
-        score = sentence_bleu([tokenize(reference)], tokenize(hypothesis))
+    score = sentence_bleu(
+        [tokenize(reference)], tokenize(hypothesis), smoothing_function=_no_smoothing
+    )
     # nltk returns the int 0 on its early exits; callers average these, so keep the type stable.
     return float(score)
+
+
+def _no_smoothing(p_n: list[Any], *args: Any, **kwargs: Any) -> list[Any]:
+    """nltk's method0, silent: a zero n-gram precision becomes the smallest positive float."""
+    return [p if p.numerator != 0 else sys.float_info.min for p in p_n]
 
 
 def token_f1(reference: str, hypothesis: str) -> float:
