@@ -166,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         from pytest_citebench.doi.cli import main as doi_main
 
         return doi_main(argv[1:])
+    if argv[:1] == ["train-reranker"]:
+        from pytest_citebench.training import main as train_main
+
+        return train_main(argv[1:])
     if argv[:1] == ["build-arxeval"]:
         from pytest_citebench.builders.arxeval import main as build_arxeval_main
 
@@ -188,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="suites/reasons")
     p.set_defaults(func=_import_reasons)
     sub.add_parser("doi", help="DOI checks: python -m pytest_citebench doi check DOI ...")
+    sub.add_parser(
+        "train-reranker", help="fine-tune the cross-encoder for citebench/rerank (LCL loss)"
+    )
     sub.add_parser(
         "build-arxeval", help="build an ArxEval suite (jumbled/mixed titles) from arXiv JSON lines"
     )

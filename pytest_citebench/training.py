@@ -265,17 +265,21 @@ def lcl_loss(logits: Any, group_sizes: Sequence[int]) -> Any:
     return torch.stack(losses).mean()
 
 
-def _groups(
-    queries: Sequence[Query], negatives: int, *, pool: int | None = None, seed: int = 0
-) -> list[tuple[list[tuple[str, str]], Query]]:
-    """Per query: the (sentence, paper text) pairs, positive first, then hard negatives."""
-    rng = random.Random(seed)
-    out = []
-    for q in queries:
-        texts = _paper_texts(q.corpus)
+def _group(
+    q: Query, negatives: int, *, pool: int | None, rng: random.Random, easy: bool
+) -> list[tuple[str, str]]:
+    """One query's (sentence, paper text) pairs: the cited paper first, then its negatives.
+
+    ``easy`` draws the negatives from the whole corpus instead of the bi-encoder's top: the
+    curriculum's first phase (see ``train_reranker``).
+    """
+    texts = _paper_texts(q.corpus)
+    if easy:
+        others = [pid for pid in texts if pid not in q.golds]
+        docs = [q.positive, *rng.sample(others, min(negatives, len(others)))]
+    else:
         docs = [q.positive, *q.negatives(negatives, pool=pool, rng=rng)]
-        out.append(([(q.query, texts[d]) for d in docs], q))
-    return out
+    return [(q.query, texts[d]) for d in docs]
 
 
 def evaluate(
@@ -336,12 +340,13 @@ def train_reranker(
     suites: Sequence[str | Path] = (DEFAULT_SUITES,),
     negatives: int = 7,
     negative_pool: int = DEFAULT_CANDIDATES,
+    easy_fraction: float = 0.3,
     epochs: int = 1,
     batch_size: int = 8,
     max_length: int = 96,
     max_train: int | None = None,
     seed: int = 0,
-    lr: float = 3e-4,
+    lr: float = 5e-5,
     warmup: float = 0.1,
     split_seed: int = 0,
     test_fraction: float = 0.2,
@@ -357,12 +362,14 @@ def train_reranker(
 
     ``batch_size`` counts queries per optimizer step (each brings ``negatives + 1`` pairs).
     Negatives are drawn per query from the bi-encoder's top ``negative_pool`` papers (set it to
-    ``negatives`` for strictly the hardest ones). ``lr`` is high for BERT fine-tuning on purpose:
-    at 1e-4 the loss stayed at chance (ln n) for the first 30 steps, and a CPU run has only
-    ~100 steps; at 3e-4 it starts to fall within ~30.
-    ``max_train`` caps the training queries (a seeded sample) and ``max_eval`` the held-out ones
-    evaluated, because a CPU scores only tens of pairs a second. ``base_model`` defaults to the
-    packaged MiniLM weights; a hub id works when the machine has network.
+    ``negatives`` for strictly the hardest ones), except during the first ``easy_fraction`` of
+    the steps, when they come from the whole corpus. That curriculum is for CPU budgets: from
+    the packaged weights with a fresh head, LCL on hard negatives alone stayed at chance loss
+    (ln n) for 80-100 steps at lr 5e-5..3e-4, while random negatives start to separate after
+    ~40 steps at 5e-5, after which hard negatives have a signal to refine (lr 3e-4 collapsed
+    to constant scores). ``max_train`` caps the training queries (a seeded sample) and
+    ``max_eval`` the held-out ones evaluated, because a CPU scores only tens of pairs a second.
+    ``base_model`` defaults to the packaged MiniLM weights; a hub id works with network.
     """
     import torch
     from transformers import (
@@ -376,6 +383,7 @@ def train_reranker(
         "suites": [str(s) for s in suites],
         "negatives": negatives,
         "negative_pool": negative_pool,
+        "easy_fraction": easy_fraction,
         "epochs": epochs,
         "batch_size": batch_size,
         "max_length": max_length,
@@ -390,6 +398,8 @@ def train_reranker(
     }
     if negatives < 1 or epochs < 1 or batch_size < 1:
         raise ValueError("negatives, epochs and batch_size must each be at least 1")
+    if not 0.0 <= easy_fraction <= 1.0:
+        raise ValueError(f"easy_fraction must be between 0 and 1, got {easy_fraction}")
     torch.set_num_threads(threads or os.cpu_count() or 1)
     random.seed(seed)
     torch.manual_seed(seed)
@@ -421,24 +431,30 @@ def train_reranker(
             base, num_labels=1, local_files_only=local
         )
     model.train()
-    groups = _groups(train, negatives, pool=negative_pool, seed=seed)
-    steps_per_epoch = (len(groups) + batch_size - 1) // batch_size
+    steps_per_epoch = (len(train) + batch_size - 1) // batch_size
     total_steps = steps_per_epoch * epochs
+    easy_steps = int(easy_fraction * total_steps)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     schedule = get_linear_schedule_with_warmup(optimizer, int(warmup * total_steps), total_steps)
     log(
-        f"training on {len(train)} of {available} queries ({negatives} negatives, max_length "
-        f"{max_length}, {total_steps} steps of {batch_size}); held out: {len(test)} queries"
+        f"training on {len(train)} of {available} queries ({negatives} negatives from the "
+        f"bi-encoder's top {negative_pool}, the first {easy_steps} steps from the whole corpus; "
+        f"max_length {max_length}; {total_steps} steps of {batch_size}); "
+        f"held out: {len(test)} queries"
     )
     losses: list[float] = []
     shuffler = random.Random(seed)
+    sampler = random.Random(seed + 2)
     step = 0
     for _epoch in range(epochs):
-        order = list(range(len(groups)))
+        order = list(range(len(train)))
         shuffler.shuffle(order)
         for start in range(0, len(order), batch_size):
-            batch = [groups[i] for i in order[start : start + batch_size]]
-            pairs = [pair for group, _ in batch for pair in group]
+            batch = [
+                _group(train[i], negatives, pool=negative_pool, rng=sampler, easy=step < easy_steps)
+                for i in order[start : start + batch_size]
+            ]
+            pairs = [pair for group in batch for pair in group]
             features = tokenizer(
                 [a for a, _ in pairs],
                 [b for _, b in pairs],
@@ -448,7 +464,7 @@ def train_reranker(
                 return_tensors="pt",
             )
             logits = model(**features).logits.view(-1)
-            loss = lcl_loss(logits, [len(group) for group, _ in batch])
+            loss = lcl_loss(logits, [len(group) for group in batch])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -537,7 +553,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=8, help="queries per step")
     parser.add_argument("--max-length", type=int, default=96, help="tokens per pair")
     parser.add_argument("--max-train", type=int, default=None, help="cap on training queries")
-    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument(
+        "--easy-fraction",
+        type=float,
+        default=0.3,
+        help="share of steps whose negatives come from the whole corpus (curriculum)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--split-seed", type=int, default=0)
     parser.add_argument("--test-fraction", type=float, default=0.2)
@@ -560,6 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         suites=args.suites,
         negatives=args.negatives,
         negative_pool=args.negative_pool,
+        easy_fraction=args.easy_fraction,
         epochs=args.epochs,
         batch_size=args.batch_size,
         max_length=args.max_length,
