@@ -10,7 +10,7 @@ curriculum phase; see ``train_reranker``) before switching to the hard ones.
 
 The saved re-ranker scores a candidate as cross-encoder logit + w x bi-encoder cosine. ``w`` is
 fitted after training, on validation queries (a seeded tenth of the training citing papers, kept
-out of training), by held-out recall@1 over a fixed grid that includes 0 (the cross-encoder
+out of training), by their recall@1 over a fixed grid that includes 0 (the cross-encoder
 alone); it is saved as ``fusion.json``. A cross-encoder trained for half an hour on a CPU ranks
 about as well alone as the bi-encoder it re-ranks but makes different mistakes, so the fused
 score beats both (held-out recall@1 on the REASONS suites: 0.247 alone, 0.250 bi-encoder, 0.287
