@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,23 @@ def tiny(pytester: pytest.Pytester) -> Path:
     target = pytester.path / "suites" / "tiny"
     shutil.copytree(TINY, target)
     return target
+
+
+@pytest.fixture
+def rag_stub_answer() -> Callable[[int], Callable[[dict], str]]:
+    """A stub generator for RAG runs: it checks that the prompt carries one block of exactly
+    ``papers`` retrieved papers and answers with the first one's title."""
+
+    def make(papers: int) -> Callable[[dict], str]:
+        def answer(request: dict) -> str:
+            context = [
+                m
+                for m in request["messages"]
+                if m["content"].startswith("Here are research papers")
+            ]
+            assert len(context) == 1 and context[0]["content"].count("Title: ") == papers
+            return context[0]["content"].split("Title: ", 1)[1].split("\n", 1)[0]
+
+        return answer
+
+    return make

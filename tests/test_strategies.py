@@ -4,6 +4,7 @@ and adversarial swaps."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -105,16 +106,12 @@ def test_sid_escalates_on_pass_only_and_oracle_also_on_wrong(
 
 
 def test_naive_rag_puts_retrieved_papers_in_the_prompt_and_replays(
-    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    tiny: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rag_stub_answer: Callable[[int], Callable[[dict], str]],
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-
-    def rag_answer(request: dict) -> str:
-        context = [
-            m for m in request["messages"] if m["content"].startswith("Here are research papers")
-        ]
-        assert len(context) == 1 and context[0]["content"].count("Title: ") == 2  # BM25 top-2
-        return context[0]["content"].split("Title: ", 1)[1].split("\n", 1)[0]
 
     args = [
         "--citebench",
@@ -127,7 +124,7 @@ def test_naive_rag_puts_retrieved_papers_in_the_prompt_and_replays(
         "-p",
         "no:cacheprovider",
     ]
-    with StubServer(rag_answer) as server:
+    with StubServer(rag_stub_answer(2)) as server:  # BM25 top-2
         url = server.url
         recorded = pytester.runpytest(
             *args,

@@ -7,6 +7,7 @@ import math
 import random
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -272,6 +273,7 @@ def test_advanced_rag_around_a_stub_records_and_replays(
     pytester: pytest.Pytester,
     trained: tuple[Path, float, str],
     monkeypatch: pytest.MonkeyPatch,
+    rag_stub_answer: Callable[[int], Callable[[dict], str]],
 ) -> None:
     from pytest_citebench.stubserver import StubServer
 
@@ -279,16 +281,9 @@ def test_advanced_rag_around_a_stub_records_and_replays(
     monkeypatch.setenv("CITEBENCH_RERANKER", str(trained[0]))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-advanced-rag-0123456789abcdef")
 
-    def rag_answer(request: dict) -> str:
-        context = [
-            m for m in request["messages"] if m["content"].startswith("Here are research papers")
-        ]
-        assert len(context) == 1 and context[0]["content"].count("Title: ") == 3  # --rag-k 3
-        return context[0]["content"].split("Title: ", 1)[1].split("\n", 1)[0]  # the top one
-
     args = ["--citebench", "--citebench-model", "openai/stub", "--citebench-rag", "advanced"]
     args += ["--citebench-rag-k", "3", "--citebench-task", "indirect", "-p", "no:cacheprovider"]
-    with StubServer(rag_answer) as server:
+    with StubServer(rag_stub_answer(3)) as server:  # --citebench-rag-k 3
         url = server.url
         recorded = pytester.runpytest(
             *args,
