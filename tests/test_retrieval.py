@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_citebench import retrieval
+from pytest_citebench.encoders import Encoder
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models.baselines import BASELINES, FLOORS
 from pytest_citebench.retrieval import (
@@ -151,13 +152,13 @@ def test_embedding_cache_is_reused(
     files = sorted(p.name for p in cache.glob("dense-*.npy"))
     assert len(files) == 2 and files[0].endswith("-full.npy") and files[1].endswith("-title.npy")
     encoded: list[int] = []
-    real = retrieval._encode
+    real = Encoder.embed
 
-    def spy(encoder: object, texts: list[str], batch_size: int) -> object:
+    def spy(encoder: Encoder, texts: list[str], *, batch_size: int = 32) -> object:
         encoded.append(len(texts))
-        return real(encoder, texts, batch_size)  # type: ignore[arg-type]
+        return real(encoder, texts, batch_size=batch_size)
 
-    monkeypatch.setattr(retrieval, "_encode", spy)
+    monkeypatch.setattr(Encoder, "embed", spy)
     fresh = DenseRetriever(load_papers(TINY_CORPUS), TINY_CORPUS, cache_dir=cache)
     assert fresh.search("a new query about residual networks", k=1)[0].paper.id == RESNET
     assert encoded == [1]  # the query only; the corpus came from disk
@@ -186,3 +187,9 @@ def test_rerank_without_a_model_says_how_to_train_one(
         "cross-encoder/ms-marco-MiniLM-L6-v2",
         False,
     )  # an explicit hub id is taken as given (it loads only with network)
+
+
+def test_metrics_and_retrieval_share_one_loaded_encoder(dense: DenseRetriever) -> None:
+    from pytest_citebench.metrics.similarity import load_encoder
+
+    assert load_encoder() is dense._encoder  # one copy of MiniLM per process, not one per user

