@@ -284,34 +284,17 @@ def compare(
             len(set(base) - set(new)),
         )
         model, suite, task = key
-        if not base:
+        note = "no baseline for this group" if not base else None
+        if base:
+            versions = {
+                (base[i].get("suite_version"), new[i].get("suite_version")) for i in shared_ids
+            }
+            changed = sorted({f"v{b} -> v{n}" for b, n in versions if b != n})
+            if changed:
+                note = f"suite version changed ({', '.join(changed)}): not compared"
+        if note is not None:
             result.groups.append(
-                GroupComparison(
-                    model,
-                    suite,
-                    task,
-                    shared,
-                    new_only,
-                    base_only,
-                    0,
-                    note="no baseline for this group",
-                )
-            )
-            continue
-        versions = {(base[i].get("suite_version"), new[i].get("suite_version")) for i in shared_ids}
-        changed = sorted({f"v{b} -> v{n}" for b, n in versions if b != n})
-        if changed:
-            result.groups.append(
-                GroupComparison(
-                    model,
-                    suite,
-                    task,
-                    shared,
-                    new_only,
-                    base_only,
-                    0,
-                    note=f"suite version changed ({', '.join(changed)}): not compared",
-                )
+                GroupComparison(model, suite, task, shared, new_only, base_only, 0, note=note)
             )
             continue
         pairs = [
