@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -58,23 +59,48 @@ _KEY_SHAPES = re.compile(
     r"|xai-[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|r8_[A-Za-z0-9]{20,}|pplx-[A-Za-z0-9]{20,}"
     r"|AKIA[0-9A-Z]{16}|Bearer\s+[A-Za-z0-9._\-]{16,})"
 )
-_UNSAFE = re.compile(r'[<>:"|?*\\\s]')
+# What a cassette path segment may hold as it is: lower case (case-insensitive file systems fold
+# case), digits and a few separators, never leading with a dot ("." and ".." walk the tree).
+_SAFE_SEGMENT = re.compile(r"[a-z0-9_+-][a-z0-9._+-]*")
+_UNSAFE_CHAR = re.compile(r"[^a-z0-9._+-]+")
+# Names Windows refuses whatever the extension (CON.yaml is the console, not a file).
+_RESERVED = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)")
+SEGMENT_READABLE = 80  # characters of readable prefix kept before the hash
+HASH_DIGITS = 16  # hex digits of sha256: 64 bits, collisions are not a practical concern
 
 
 def safe_segment(text: str) -> str:
-    """A path segment anyone can find from a test id: ``openai/gpt-4o`` -> ``openai--gpt-4o``."""
-    return _UNSAFE.sub("-", text.replace("/", "--")) or "_"
+    """One path segment for ``text``, distinct for distinct texts and always a plain file name.
+
+    A name that is already safe (``1806.07722v3-s4``, ``indirect``) is used as it is, so a person
+    finds a cassette from its test id. Any other name, one whose sanitising would change or
+    truncate it (``openai/gpt-4o``, ``A``, ``..``, ``a:b``, NUL, 300 characters), becomes a
+    readable prefix plus ``~`` and a hash of the full unsanitised name. ``~`` never occurs in a
+    safe name, so a hashed segment cannot equal a plain one, and two names never share a file:
+    the scheme that replaced ``/`` by ``--`` put ``a/b`` and ``a--b`` in one cassette.
+    """
+    if (
+        len(text) <= SEGMENT_READABLE
+        and _SAFE_SEGMENT.fullmatch(text)
+        and not _RESERVED.match(text)
+        and not text.endswith(".")
+    ):
+        return text
+    readable = _UNSAFE_CHAR.sub("-", text.replace("/", "--").lower()).strip(".-")
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_DIGITS]
+    return f"{readable[:SEGMENT_READABLE]}~{digest}" if readable else f"~{digest}"
 
 
 def cassette_path(
     root: Path, model: str, suite: str, version: int, task: str, item_id: str
 ) -> Path:
-    """``<root>/<model>/<suite>/v<version>/<task>/<item>.yaml`` (suite keeps its own slashes)."""
+    """``<root>/<model>/<suite parts>/v<version>/<task>/<item>.yaml``: a pure function that never
+    maps two keys to one file and never leaves ``root`` (see ``safe_segment``)."""
     suite_parts = [safe_segment(p) for p in suite.split("/")]
     return root.joinpath(
         safe_segment(model),
         *suite_parts,
-        f"v{version}",
+        f"v{int(version)}",
         safe_segment(task),
         f"{safe_segment(item_id)}.yaml",
     )
