@@ -17,3 +17,7 @@ class ResponseError(CitebenchError):
 
 class CassetteMiss(CitebenchError):
     """Replay found no recording of this exact request (new item, changed prompt or params)."""
+
+
+class BudgetExceeded(CitebenchError):
+    """``--citebench-max-cost`` was reached: the run stops before spending more."""

@@ -32,6 +32,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--citebench-api-base", metavar="URL", help="API base for OpenAI-compatible servers"
     )
     group.addoption(
+        "--citebench-system-role",
+        choices=("system", "user"),
+        help="how system text is sent: as a system message (default) or folded into the first "
+        "user turn, for chat templates that drop system messages",
+    )
+    group.addoption(
+        "--citebench-max-cost",
+        type=float,
+        metavar="USD",
+        help="stop a recording run before it spends more than this (litellm's local cost map)",
+    )
+    group.addoption(
         "--citebench-record",
         choices=RECORD_MODES,
         default=None,
@@ -323,6 +335,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from pytest_citebench.summary import write_summary
 
     write_summary(terminalreporter, cb)
+    misses = cb.miss_report()
+    if misses:
+        terminalreporter.write_sep("-", "citebench cassette misses")
+        for line in misses:
+            terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(trylast=True)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -127,10 +129,68 @@ def secret_values() -> list[str]:
     return _SECRETS if _SECRETS is not None else snapshot_secrets()
 
 
+# Credentials inside URLs: user:password@ and key-like query values (?token=..., &api_key=...).
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]+@")
+_KEY_QUERY = re.compile(
+    r"(?i)([?&][a-z0-9_.-]*(?:key|token|secret|signature|sig|password|passwd|auth|session|"
+    r"credential|mailto|email)[a-z0-9_.-]*=)[^&\s#'\"<>]+"
+)
+# Request and response headers that carry credentials, whatever the provider calls them.
+_CREDENTIAL_HEADER = re.compile(
+    r"(?i)(auth|key|token|secret|signature|cookie|session|credential|password)"
+)
+ALLOWED_HEADERS: set[str] = set()  # --citebench-allow-header: names the user vouches for
+
+
 def scrub_text(text: str, secrets: list[str] | None = None) -> str:
+    """Everything printable goes through here: cassettes, results, reports, terminal lines."""
     for secret in secret_values() if secrets is None else secrets:
         text = text.replace(secret, REDACTED)
+    text = _USERINFO.sub(rf"\1{REDACTED}@", text)
+    text = _KEY_QUERY.sub(rf"\1{REDACTED}", text)
     return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def scrub_uri(uri: str) -> str:
+    return scrub_text(uri)
+
+
+def credential_header(name: str) -> bool:
+    return bool(_CREDENTIAL_HEADER.search(name)) and name.lower() not in ALLOWED_HEADERS
+
+
+def add_secrets(values: list[str]) -> None:
+    """Secrets that are not in the environment (a token in ``extra_headers``, an ``api_key``
+    parameter) are scrubbed wherever they would be printed, like environment keys."""
+    global _SECRETS
+    current = set(secret_values())
+    current.update(v for v in values if isinstance(v, str) and len(v) >= 6)
+    _SECRETS = sorted(current, key=len, reverse=True)
+
+
+def secret_param_values(value: Any) -> list[str]:
+    """The string values under key-like names anywhere in litellm parameters."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and (_SECRET_NAME.search(k) or _CREDENTIAL_HEADER.search(k)):
+                found.extend(_strings(v))
+            else:
+                found.extend(secret_param_values(v))
+    elif isinstance(value, list | tuple):
+        for v in value:
+            found.extend(secret_param_values(v))
+    return found
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 # Names whose values are secrets wherever they are printed: api_key, x-api-key, Authorization,
@@ -175,6 +235,9 @@ def _before_record_request(request: Any) -> Any:
     request.uri = scrub_text(request.uri, secrets)
     request.body = _scrub_body(request.body, secrets)
     for name in list(request.headers):
+        if credential_header(name):
+            del request.headers[name]
+            continue
         value = request.headers[name]
         if isinstance(value, str):
             request.headers[name] = scrub_text(value, secrets)
@@ -188,12 +251,135 @@ def _before_record_response(response: dict[str, Any]) -> dict[str, Any] | None:
     secrets = secret_values()
     headers = response.get("headers") or {}
     for name in list(headers):
-        if name.lower() in FILTER_HEADERS:
+        if name.lower() in FILTER_HEADERS or credential_header(name):
             del headers[name]
     body = response.get("body") or {}
     if "string" in body:
         body["string"] = _scrub_body(body["string"], secrets)
     return response
+
+
+MAX_CASSETTE_BYTES = 32 * 1024 * 1024
+MAX_CASSETTE_NODES = 2_000_000  # YAML nodes after alias expansion
+CLIENT_PACKAGES = ("litellm", "openai", "httpx", "vcrpy")
+
+
+@functools.cache
+def client_versions() -> dict[str, str]:
+    """The versions of the packages that build the recorded requests: a committed cassette that
+    stops matching after an upgrade is explained by them."""
+    from importlib import metadata
+
+    versions = {}
+    for name in CLIENT_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def _expanded_size(data: Any, limit: int) -> int:
+    """Nodes of ``data`` as a tree, counting a shared (aliased) node once per reference; stops
+    past ``limit``. A billion-laughs cassette is a few kilobytes of aliases that expand to 10^9
+    nodes: anything that walks it (a log line, a repr) hangs, so it is refused here."""
+    memo: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        if isinstance(node, dict):
+            total = 1 + sum(size(k) + size(v) for k, v in node.items())
+        elif isinstance(node, list):
+            total = 1 + sum(size(v) for v in node)
+        else:
+            total = 1
+        memo[key] = total = min(total, limit + 1)
+        return total
+
+    return size(data)
+
+
+class CassetteSerializer:
+    """vcrpy's YAML format, read with bounds and checked, written with the client versions.
+
+    Cassettes are untrusted input (anyone can commit one): the size and alias expansion are
+    capped, every interaction must be recorded HTTP, and a recorded 429/5xx is refused by name
+    instead of being dropped by the response filter on load, which made the replay a miss that
+    blamed a changed prompt."""
+
+    @staticmethod
+    def deserialize(text: str) -> Any:
+        import yaml
+
+        if len(text) > MAX_CASSETTE_BYTES:
+            raise ValueError(f"larger than {MAX_CASSETTE_BYTES} bytes")
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(text, Loader=loader)
+        if _expanded_size(data, MAX_CASSETTE_NODES) > MAX_CASSETTE_NODES:
+            raise ValueError(
+                f"expands to more than {MAX_CASSETTE_NODES} YAML nodes (aliases); refused"
+            )
+        if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+            raise ValueError("not a vcrpy cassette (no 'interactions' list)")
+        for number, interaction in enumerate(data["interactions"], start=1):
+            problem = _raw_interaction_problem(interaction)
+            if problem:
+                raise ValueError(f"interaction {number}: {problem}")
+        return data
+
+    @staticmethod
+    def serialize(data: dict[str, Any]) -> str:
+        import yaml
+
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+        class NoAliases(dumper):  # type: ignore[valid-type,misc]
+            def ignore_aliases(self, data: Any) -> bool:
+                return True
+
+        return yaml.dump({**data, "recorded_with": client_versions()}, Dumper=NoAliases)
+
+
+def _raw_interaction_problem(interaction: Any) -> str | None:
+    if not isinstance(interaction, dict):
+        return "not a mapping"
+    request, response = interaction.get("request"), interaction.get("response")
+    if not isinstance(request, dict) or not isinstance(request.get("uri"), str):
+        return "the request has no method or URI"
+    if not isinstance(request.get("method"), str):
+        return "the request has no method or URI"
+    if not isinstance(response, dict):
+        return f"the response is a {type(response).__name__}, not a mapping"
+    status = response.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
+        return "the response has no HTTP status code"
+    if code == 429 or code >= 500:
+        return (
+            f"a recorded {code} response to {request['method']} {scrub_uri(request['uri'])}: a "
+            "failure is retried, never replayed as the provider's answer"
+        )
+    return None
+
+
+def recorded_versions(path: Path) -> dict[str, str]:
+    """The client versions a cassette was recorded with ({} when unknown or unreadable)."""
+    try:
+        head = path.read_text(encoding="utf-8")
+        data = CassetteSerializer.deserialize(head)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    except Exception:  # a YAML error: the load itself reports it
+        return {}
+    versions = data.get("recorded_with")
+    return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
+
+
+def error_note(path: Path) -> Path:
+    """Beside a cassette: why recording the item failed, so replay reports the real cause."""
+    return path.with_name(path.name[: -len(".yaml")] + ".error.txt")
 
 
 @dataclass
@@ -204,6 +390,7 @@ class ItemCassette:
     cassette: Any
     record_command: str
     misses: list[Any] = field(default_factory=list)
+    played: int = 0
 
 
 _CURRENT: contextvars.ContextVar[ItemCassette | None] = contextvars.ContextVar(
@@ -245,29 +432,145 @@ def _interaction_problem(request: Any, response: Any) -> str | None:
     return None
 
 
+def played_count() -> int:
+    """Responses served from the current item's cassette: a call that did not raise it was
+    paid for (``--citebench-max-cost`` counts only those)."""
+    current = _CURRENT.get()
+    return current.played if current else 0
+
+
 def miss_count() -> int:
     current = _CURRENT.get()
     return len(current.misses) if current else 0
 
 
+MISS_PREFIX = "cassette miss:"
+
+
 def miss_error() -> CassetteMiss:
+    """What replay could not find, and why: the nearest recorded request's differences, the
+    client versions when they changed, and the original error when recording the item failed.
+    The one command that records every miss is printed once, at the end of the run."""
     current = _CURRENT.get()
     if current is None:
         return CassetteMiss("a request was made outside any citebench item; nothing recorded it")
     request = current.misses[-1]
-    exists = current.path.is_file()
-    why = (
-        "has no recording of this exact request (the prompt, model or parameters changed)"
-        if exists
-        else "does not exist"
-    )
-    mode = "all" if exists else "once"
-    return CassetteMiss(
-        f"cassette miss: {current.path} {why}.\n"
-        f"  request: {request.method} {request.uri}\n"
-        f"  record it (needs the provider's key and network):\n"
-        f"    {current.record_command} --citebench-record {mode}"
-    )
+    path = current.path
+    lines: list[str] = []
+    note = error_note(path)
+    if path.is_file():
+        lines.append(f"{MISS_PREFIX} {path} has no recording of this exact request")
+        nearest = _nearest(current.cassette, request)
+        if nearest is not None:
+            differences = request_differences(nearest, request)
+            if differences:
+                lines.append("  differs from the recording: " + "; ".join(differences))
+    elif note.is_file():
+        original = note.read_text(encoding="utf-8", errors="replace").strip()
+        lines.append(f"{MISS_PREFIX} {path} was not saved: recording this item failed with")
+        lines.append("  " + scrub_text(original)[:2000].replace("\n", "\n  "))
+    else:
+        lines.append(f"{MISS_PREFIX} {path} does not exist (never recorded)")
+    lines.append(f"  request: {request.method} {scrub_uri(request.uri)}")
+    if path.is_file():
+        then, now = recorded_versions(path), client_versions()
+        changed = [f"{k} {then[k]}, now {now[k]}" for k in then if k in now and then[k] != now[k]]
+        if changed:
+            lines.append("  recorded with " + "; ".join(changed))
+    lines.append("  (the command that records every miss is printed at the end of the run)")
+    return CassetteMiss("\n".join(lines))
+
+
+def _nearest(cassette: Any, request: Any) -> Any:
+    requests = list(getattr(cassette, "requests", []) or [])
+    if not requests:
+        return None
+    same_path = [r for r in requests if r.method == request.method and r.path == request.path]
+    return (same_path or requests)[0]
+
+
+def _body_json(request: Any) -> Any:
+    body = request.body
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    try:
+        return json.loads(body) if body else None
+    except (TypeError, ValueError):
+        return body
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    text = scrub_text(text)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def request_differences(recorded: Any, now: Any) -> list[str]:
+    """What differs between two requests, as a person would say it: ``max_tokens: recorded 64,
+    now 65``, ``api_base differs``, ``messages[1].content differs``."""
+    out: list[str] = []
+    if recorded.method != now.method:
+        out.append(f"method: recorded {recorded.method}, now {now.method}")
+    if recorded.uri != now.uri:
+        if (recorded.host, recorded.port) != (now.host, now.port):
+            out.append(
+                f"api_base differs: recorded {scrub_uri(recorded.uri)}, now {scrub_uri(now.uri)}"
+            )
+        else:
+            out.append(f"uri: recorded {scrub_uri(recorded.uri)}, now {scrub_uri(now.uri)}")
+    before, after = _body_json(recorded), _body_json(now)
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            if key not in after:
+                out.append(f"{key}: recorded {_short(before[key])}, now absent")
+            elif key not in before:
+                out.append(f"{key}: not recorded, now {_short(after[key])}")
+            elif before[key] != after[key]:
+                if key == "messages" and isinstance(before[key], list):
+                    out.extend(_message_differences(before[key], after[key]))
+                else:
+                    out.append(f"{key}: recorded {_short(before[key])}, now {_short(after[key])}")
+    elif before != after:
+        out.append("the request body differs")
+    return out
+
+
+def _message_differences(before: list[Any], after: Any) -> list[str]:
+    if not isinstance(after, list) or len(before) != len(after):
+        n = len(after) if isinstance(after, list) else "?"
+        return [f"messages: recorded {len(before)}, now {n}"]
+    out = []
+    for i, (a, b) in enumerate(zip(before, after, strict=True)):
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        for field_name in sorted(set(a) | set(b)):
+            if a.get(field_name) != b.get(field_name):
+                out.append(f"messages[{i}].{field_name} differs")
+    return out or ["messages differ"]
+
+
+def record_command(args: list[str], nodeids: list[str]) -> str:
+    """One command that records every missed item: the run's own arguments (so the endpoint,
+    sampling and parameters that shaped the requests are repeated), its record mode replaced."""
+    import shlex
+
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "--citebench-record":
+            skip = True
+            continue
+        if arg.startswith("--citebench-record="):
+            continue
+        kept.append(arg)
+    selection: list[str] = nodeids if len(nodeids) <= 10 else ["--lf"]
+    if len(nodeids) <= 10:
+        kept = [a for a in kept if "::" not in a]
+    words = ["pytest", *kept, *selection, "--citebench-record", "all"]
+    return scrub_text(" ".join(shlex.quote(w) for w in words))
 
 
 def _router_class() -> type:
@@ -285,6 +588,9 @@ def _router_class() -> type:
             return bool(item is not None and item.can_play_response_for(request))
 
         def play_response(self, request: Any) -> Any:
+            current = _CURRENT.get()
+            if current is not None:
+                current.played += 1
             return self._item().play_response(request)
 
         def append(self, request: Any, response: Any) -> None:
@@ -338,6 +644,7 @@ class Recorder:
             ).get_merged_config()
             for key in ("path_transformer", "func_path_generator", "record_on_exception"):
                 config.pop(key, None)
+            config["serializer"] = CassetteSerializer
             self._config = config
         return self._config
 
@@ -378,6 +685,8 @@ class Recorder:
 
         if path.is_file():
             try:
+                if path.stat().st_size > MAX_CASSETTE_BYTES:
+                    raise broken(f"larger than {MAX_CASSETTE_BYTES} bytes; refused")
                 path.read_bytes().decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise broken(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import threading
 import time
 import traceback
@@ -19,9 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.errors import CitebenchError
-from pytest_citebench.models import Model
-from pytest_citebench.recording import Recorder, cassette_path, scrub_text
+from pytest_citebench.errors import CassetteMiss, CitebenchError
+from pytest_citebench.models import Model, track_usage, usage_summary
+from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_text
 from pytest_citebench.suites import Item
 from pytest_citebench.tasks.base import Hint, Message, Outcome, Task
 
@@ -44,14 +45,16 @@ class ItemResult:
     error: str | None = None
     duration: float = 0.0
     nodeid: str = ""
+    # Remote calls only: {"calls", "prompt_tokens", "completion_tokens", "cost", "latencies"}.
+    usage: dict[str, Any] | None = None
 
     def to_record(self) -> dict[str, Any]:
         return {"type": "item", **asdict(self)}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ItemResult:
-        fields = {k: v for k, v in record.items() if k != "type"}
-        return cls(**fields)
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in record.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class Job:
 
 async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
     started = time.perf_counter()
+    calls = track_usage()
 
     async def generate(messages: Sequence[Message], *, hint: Hint) -> str:
         text = await job.model.complete(messages, hint=hint)
@@ -97,11 +101,13 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             outcome=outcome,
             duration=round(time.perf_counter() - started, 6),
             nodeid=job.nodeid,
+            usage=usage_summary(calls),
             **kw,
         )
 
+    recording = recorder is not None and not job.model.is_local
     try:
-        if recorder is not None and not job.model.is_local:
+        if recorder is not None and recording:
             command = f"pytest --citebench --citebench-model {job.model.name} '{job.nodeid}'"
             with recorder.use(job.cassette, command):
                 attempt = await job.task.solve(job.item, generate, suite_corpus=job.corpus)
@@ -110,16 +116,18 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         score = job.task.score(job.item, attempt)
     except CitebenchError as exc:
         # Provider errors quote requests and URLs; keys in them are scrubbed like cassettes.
-        return result("error", answer="", expected="", metrics={}, error=scrub_text(str(exc)))
+        error = scrub_text(str(exc))
+        if recording and recorder is not None:
+            _note_recording_error(recorder, job.cassette, exc, error)
+        return result("error", answer="", expected="", metrics={}, error=error)
     except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
         trace = "".join(traceback.format_exception(exc, limit=-6))
-        return result(
-            "error",
-            answer="",
-            expected="",
-            metrics={},
-            error=scrub_text(f"{type(exc).__name__}: {exc}\n{trace}"),
-        )
+        error = scrub_text(f"{type(exc).__name__}: {exc}\n{trace}")
+        if recording and recorder is not None:
+            _note_recording_error(recorder, job.cassette, exc, error)
+        return result("error", answer="", expected="", metrics={}, error=error)
+    if recording and recorder is not None and recorder.mode != "none":
+        error_note(job.cassette).unlink(missing_ok=True)
     stages = [asdict(s) for s in attempt.stages]
     return result(
         score.outcome,
@@ -129,6 +137,19 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         raw_answer=attempt.final.raw,
         stages=stages,
     )
+
+
+def _note_recording_error(recorder: Recorder, cassette: Path, exc: Exception, error: str) -> None:
+    """A recording run whose item failed saves no cassette; the error is kept beside where the
+    cassette would be, so a later replay reports this cause and not a bare "no cassette"."""
+    if recorder.mode == "none" or isinstance(exc, CassetteMiss):
+        return
+    note = error_note(cassette)
+    try:
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(error + "\n", encoding="utf-8")
+    except OSError:
+        pass  # the item is an error either way; the note only explains a later replay
 
 
 class Engine:
@@ -145,17 +166,30 @@ class Engine:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._semaphore = asyncio.Semaphore(self.concurrency)
+        self._per_model: dict[str, asyncio.Semaphore] = {}
         self._loop.call_soon(self._ready.set)
         self._loop.run_forever()
 
-    async def _limited(self, factory: Callable[[], Awaitable[ItemResult]]) -> ItemResult:
-        async with self._semaphore:
+    async def _limited(
+        self, factory: Callable[[], Awaitable[ItemResult]], key: str | None, limit: int | None
+    ) -> ItemResult:
+        if key is None or limit is None:
+            async with self._semaphore:
+                return await factory()
+        # A model's own limit (a profile's concurrency: a one-slot local server) inside the
+        # run's: waiting for the model's slot holds no slot of the run's budget.
+        if key not in self._per_model:
+            self._per_model[key] = asyncio.Semaphore(max(1, limit))
+        async with self._per_model[key], self._semaphore:
             return await factory()
 
     def submit(
-        self, factory: Callable[[], Awaitable[ItemResult]]
+        self,
+        factory: Callable[[], Awaitable[ItemResult]],
+        key: str | None = None,
+        limit: int | None = None,
     ) -> concurrent.futures.Future[ItemResult]:
-        return asyncio.run_coroutine_threadsafe(self._limited(factory), self._loop)
+        return asyncio.run_coroutine_threadsafe(self._limited(factory, key, limit), self._loop)
 
     def close(self) -> None:
         """Cancel whatever has not finished (an interrupted run) and stop the thread."""

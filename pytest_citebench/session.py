@@ -24,6 +24,9 @@ from pytest_citebench.models import DEFAULT_MODEL, Model, RetryPolicy, SamplingP
 from pytest_citebench.runner import Engine, ItemResult, Job, run_item
 
 if TYPE_CHECKING:
+    from pytest_citebench.models.profiles import Profile
+
+if TYPE_CHECKING:
     from pytest_citebench.compare import Comparison
     from pytest_citebench.items import CaseItem
     from pytest_citebench.recording import Recorder
@@ -71,6 +74,14 @@ class Options:
     baseline: Path | None = None
     tolerance: float = 0.0
     shard: Shard | None = None
+    # Model profiles (models/profiles.py) and the settings a profile may override: the values
+    # given on the command line (they win over a profile) and the rest (a profile wins over them).
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    cli: dict[str, Any] = field(default_factory=dict)
+    base_params: SamplingParams = field(default_factory=SamplingParams)
+    base_retry: RetryPolicy = field(default_factory=RetryPolicy)
+    system_role: str | None = None
+    max_cost: float | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -102,12 +113,46 @@ class Options:
             retries=int(opt("citebench_retries", "retries", 2)),
             timeout=float(opt("citebench_timeout", "timeout", 120.0)),
         )
+        cli = {
+            key: config.getoption(f"citebench_{key}")
+            for key in ("temperature", "top_p", "max_tokens", "api_base", "retries", "timeout")
+            if config.getoption(f"citebench_{key}") is not None
+        }
+        cli["params"] = {}
+        for pair in config.getoption("citebench_param") or []:
+            key, _, value = pair.partition("=")
+            cli["params"][key.strip()] = _parse_value(value.strip())
+        base_params = SamplingParams(
+            temperature=float(table.get("temperature", 1.0)),
+            max_tokens=int(table.get("max_tokens", 256)),
+            top_p=float(table.get("top_p", 0.95)),
+            extra=tuple((table.get("params") or {}).items())
+            if isinstance(table.get("params"), dict)
+            else (),
+        )
+        base_retry = RetryPolicy(
+            retries=int(table.get("retries", 2)), timeout=float(table.get("timeout", 120.0))
+        )
+        from pytest_citebench.models.profiles import ProfileError, load_profiles
+
+        models_table = table.get("models")
+        try:
+            profiles = load_profiles(
+                models_table if isinstance(models_table, dict) else None,
+                source=str(root / "pyproject.toml"),
+            )
+        except ProfileError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        run_models = config.getoption("citebench_model") or (
+            models_table if isinstance(models_table, list) else table.get("default_models")
+        )
+        max_cost = opt("citebench_max_cost", "max_cost")
         suites = [root / p for p in table.get("suites", ["suites"])]
         gates = table.get("gates", [])
         if not isinstance(gates, list) or not all(isinstance(g, str) for g in gates):
             raise pytest.UsageError("[tool.citebench] gates must be a list of strings")
         return cls(
-            models=list(dict.fromkeys(opt("citebench_model", "models", None) or [DEFAULT_MODEL])),
+            models=list(dict.fromkeys(run_models or [DEFAULT_MODEL])),
             api_base=opt("citebench_api_base", "api_base"),
             record=opt("citebench_record", None, "none"),
             cassettes=Path(opt("citebench_cassettes", "cassettes", str(root / "cassettes"))),
@@ -141,6 +186,12 @@ class Options:
             or (root / table["baseline"] if isinstance(table.get("baseline"), str) else None),
             tolerance=float(opt("citebench_tolerance", "tolerance", 0.0)),
             shard=_shard_option(config),
+            profiles=profiles,
+            cli=cli,
+            base_params=base_params,
+            base_retry=base_retry,
+            system_role=config.getoption("citebench_system_role"),
+            max_cost=float(max_cost) if max_cost is not None else None,
         )
 
 
@@ -214,16 +265,80 @@ class CitebenchSession:
         self.comparison: Comparison | None = None
         self.written_reports: list[tuple[str, Path]] = []
 
-    def _build_models(self) -> list[Model]:
-        models: list[Model] = []
-        for name in self.options.models:
-            model = Model(
+    def _model(self, name: str) -> Model:
+        """The model a ``--citebench-model`` name stands for: its profile with the command line
+        over it, or a plain litellm name with the run's settings."""
+        opts = self.options
+        replay_only = opts.record == "none"
+        profile = opts.profiles.get(name)
+        if profile is None:
+            return Model(
                 name,
-                self.options.params,
-                self.options.api_base,
-                self.options.retry,
-                replay_only=self.options.record == "none",
+                opts.params,
+                opts.api_base,
+                opts.retry,
+                replay_only=replay_only,
+                system_role=opts.system_role or "system",
+                budget=self.budget,
             )
+        cli, base = opts.cli, opts.base_params
+
+        def pick(key: str, default: Any) -> Any:
+            if key in cli:
+                return cli[key]
+            value = getattr(profile, key)
+            return default if value is None else value
+
+        extra = {**dict(base.extra), **profile.params, **cli.get("params", {})}
+        params = SamplingParams(
+            temperature=float(pick("temperature", base.temperature)),
+            max_tokens=int(pick("max_tokens", base.max_tokens)),
+            top_p=float(pick("top_p", base.top_p)),
+            extra=tuple(extra.items()),
+        )
+        retry = RetryPolicy(
+            retries=int(pick("retries", opts.base_retry.retries)),
+            timeout=float(pick("timeout", opts.base_retry.timeout)),
+        )
+        return Model(
+            name,
+            params,
+            cli.get("api_base", profile.api_base),
+            retry,
+            replay_only=replay_only,
+            litellm_model=profile.model,
+            system_role=opts.system_role or profile.system_role,
+            concurrency=profile.concurrency,
+            needs_key=profile.needs_key,
+            budget=self.budget,
+        )
+
+    def _check_keys(self, models: list[Model]) -> None:
+        """Recording with a provider key missing is one usage error naming the variable, before
+        any call (litellm would send the call and retry "missing credentials" as a 500)."""
+        if self.options.record == "none":
+            return
+        from pytest_citebench.models.litellm_backend import missing_key
+
+        for model in models:
+            if model.is_local or not model.needs_key or "api_key" in dict(model.params.extra):
+                continue
+            missing = missing_key(model.litellm_model or model.name, model.api_base)
+            if missing:
+                raise pytest.UsageError(
+                    f"--citebench-model {model.name}: recording needs the provider's key in "
+                    f"${missing}, which is not set. Export it (it never reaches a cassette), or "
+                    "replay the committed cassettes without --citebench-record."
+                )
+
+    def _build_models(self) -> list[Model]:
+        from pytest_citebench.models import Budget
+
+        self.budget = Budget(self.options.max_cost)
+        models: list[Model] = []
+        plain = [self._model(name) for name in self.options.models]
+        self._check_keys(plain)
+        for model in plain:
             for rag in self.options.rag or ["none"]:
                 if rag == "none":
                     models.append(model)
@@ -308,8 +423,11 @@ class CitebenchSession:
         for item in items:
             if isinstance(item, CaseItem) and item.nodeid not in self._futures:
                 engine = engine or self._start()
+                model = item.job.model
                 self._futures[item.nodeid] = engine.submit(
-                    functools.partial(run_item, item.job, self._recorder)
+                    functools.partial(run_item, item.job, self._recorder),
+                    key=model.name,
+                    limit=model.concurrency,
                 )
 
     def prefetch(self, session: pytest.Session) -> None:
@@ -418,6 +536,40 @@ class CitebenchSession:
             self._writer.close()
             self._writer = None
         return sum(not r.passed for r in self.gate_results)
+
+    def miss_report(self) -> list[str]:
+        """Every cassette miss of the run in a few lines: how many, the most common reasons,
+        and one command that records them all (not one command per item)."""
+        from pytest_citebench.recording import MISS_PREFIX, record_command
+
+        missed = [
+            r
+            for r in self.records
+            if r.get("outcome") == "error" and MISS_PREFIX in (r.get("error") or "")
+        ]
+        if not missed:
+            return []
+        reasons: dict[str, int] = {}
+        for record in missed:
+            lines = str(record["error"]).splitlines()
+            why = next((x.strip() for x in lines if x.strip().startswith("differs from")), None)
+            if why is None:
+                why = (
+                    "not saved: recording failed"
+                    if "was not saved" in lines[0]
+                    else (
+                        "never recorded" if "does not exist" in lines[0] else "no matching request"
+                    )
+                )
+            reasons[why] = reasons.get(why, 0) + 1
+        out = [f"{len(missed)} items had no recording of their request:"]
+        for why, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:5]:
+            out.append(f"  {count} x {why}")
+        args = [str(a) for a in self.config.invocation_params.args]
+        nodeids = sorted(r.get("nodeid", "") for r in missed if r.get("nodeid"))
+        out.append("record them (needs the provider's key and network):")
+        out.append("  " + record_command(args, nodeids))
+        return out
 
     def error_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -21,6 +21,7 @@ import sentence_transformers  # noqa: F401
 import pytest_citebench.metrics.similarity  # noqa: F401
 from pytest_citebench.builders.arxeval import SuiteSpec, build_suite
 from pytest_citebench.models import baselines
+from pytest_citebench.recording import cassette_path
 from pytest_citebench.stubserver import StubServer
 from pytest_citebench.tasks.arxeval import ARXEVAL_TASKS, JUMBLED_THRESHOLD, arxeval_answer
 from pytest_citebench.tasks.base import Hint
@@ -318,7 +319,9 @@ def test_live_doi_lookups_are_recorded_in_the_item_cassette_and_replayed(
     assert any(
         p.startswith("/datacite/dois/10.48550/arxiv.2311.16162") for p in registry_server.paths
     )
-    cassettes = pytester.path / "cassettes" / "openai--stub" / "ax" / "mixed" / "v1" / "mixed"
+    cassettes = cassette_path(
+        pytester.path / "cassettes", "openai/stub", "ax/mixed", 1, "mixed", "x"
+    ).parent
     saved = {p.stem for p in cassettes.glob("*.yaml")}
     assert saved == {m[0]["id"], m[1]["id"]}  # the errored item saved nothing
     text = (cassettes / f"{m[0]['id']}.yaml").read_text()

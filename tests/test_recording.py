@@ -98,18 +98,28 @@ def test_record_replay_round_trip_miss_and_no_secrets(
     changed.stdout.fnmatch_lines(
         [
             "*cassette miss: *2001.00001-s1.yaml has no recording of this exact request*",
-            "*record it (needs the provider's key and network):*",
-            "*pytest --citebench --citebench-model openai/stub '*::indirect::2001.00001-s1[[]openai/stub]' --citebench-record all*",
-            "*ERROR openai/stub: 8 item(s) ended in an error*",
+            "*differs from the recording: temperature: recorded 1.0, now 0.0*",
         ]
     )
+    # One record command for the whole run, repeating every option that shaped the requests.
+    changed.stdout.fnmatch_lines(
+        [
+            "*8 items had no recording of their request:*",
+            "*8 x differs from the recording: temperature: recorded 1.0, now 0.0*",
+            "*record them (needs the provider's key and network):*",
+            f"*pytest --citebench --citebench-model openai/stub --citebench-api-base {url}*--citebench-temperature 0*'suites/tiny/suite.toml::direct::2001.00001-s1[[]openai/stub]'*--citebench-record all",
+        ]
+    )
+    assert changed.stdout.str().count("--citebench-record all") == 1
 
 
 def test_missing_cassette_is_an_error_not_a_pass(pytester: pytest.Pytester, tiny: Path) -> None:
     result = run(pytester, "http://127.0.0.1:9/v1")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert outcomes(result) == {"failed": 8}
-    result.stdout.fnmatch_lines(["*cassette miss: *does not exist*", "*--citebench-record once*"])
+    result.stdout.fnmatch_lines(
+        ["*cassette miss: *does not exist*", "*record them*", "*--citebench-record all"]
+    )
 
 
 def test_provider_failure_after_retries_is_an_error(

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_citebench.recording import cassette_path
 from pytest_citebench.stubserver import StubServer
 from pytest_citebench.suites import Item
 from pytest_citebench.transforms import most_similar, swap
@@ -143,9 +144,9 @@ def test_naive_rag_puts_retrieved_papers_in_the_prompt_and_replays(
         "::indirect::2001.00001-s1[openai/stub+rag-naive]"
     )
     assert {r["model"] for r in rec.values()} == {"openai/stub+rag-naive"}
-    assert (
-        pytester.path / "cassettes" / "openai--stub+rag-naive" / "tiny" / "v1" / "indirect"
-    ).is_dir()
+    assert cassette_path(
+        pytester.path / "cassettes", "openai/stub+rag-naive", "tiny", 1, "indirect", "x"
+    ).parent.is_dir()
     monkeypatch.delenv("OPENAI_API_KEY")
     replayed = pytester.runpytest(
         *args, "--citebench-api-base", url, "--citebench-results", "rep.jsonl"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_citebench.errors import ResponseError
@@ -69,9 +70,28 @@ def _make_provider(_litellm: Any) -> Any:
     return CitebenchProvider()
 
 
+@dataclass(frozen=True)
+class Completion:
+    """The answer text and what it cost: tokens as the provider counted them, dollars from
+    litellm's local cost map (None when the model is not in it: unknown is not free)."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+
+def _cost(lib: Any, response: Any) -> float | None:
+    try:
+        value = lib.completion_cost(completion_response=response)
+    except Exception:  # litellm raises for models missing from its cost map
+        return None
+    return float(value) if value else None
+
+
 async def acompletion(
     model: str, messages: list[dict[str, str]], *, timeout: float, **kwargs: Any
-) -> str:
+) -> Completion:
     """One chat completion; litellm's own retries are off because ours know about cassettes."""
     lib = litellm()
     response = await lib.acompletion(
@@ -83,7 +103,27 @@ async def acompletion(
     content = choices[0].message.content
     if content is None or not str(content).strip():
         raise ResponseError(f"{model}: the response's message content is empty")
-    return str(content)
+    usage = getattr(response, "usage", None)
+    return Completion(
+        text=str(content),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cost=_cost(lib, response),
+    )
+
+
+def missing_key(model: str, api_base: str | None) -> str | None:
+    """The environment variable a model's provider needs and does not have, or None.
+
+    Without this check litellm sends the request anyway and the SDK's "missing credentials"
+    comes back as a server error, retried three times before anyone reads it."""
+    lib = litellm()
+    try:
+        env = lib.validate_environment(model=model, api_base=api_base)
+    except Exception:  # an unknown provider: let the call itself say what is wrong
+        return None
+    missing = env.get("missing_keys") or []
+    return ", ".join(str(k) for k in missing) or None
 
 
 def retryable(exc: BaseException) -> tuple[bool, float | None]:

@@ -70,6 +70,7 @@ class RagModel(Model):
             api_base=base.api_base,
             retry=base.retry,
             replay_only=base.replay_only,
+            concurrency=base.concurrency,
             base=base,
             kind=kind,
             k=k or DEFAULT_K[kind],

@@ -18,8 +18,15 @@ _TASKS: dict[str, Task] = {}
 _loaded = False
 
 
+def _same_definition(a: Task, b: Task) -> bool:
+    """The same class re-imported: pytester's in-process runs drop modules imported during a run
+    from ``sys.modules`` but keep this registry, so the next run re-executes the task module."""
+    return (type(a).__module__, type(a).__qualname__) == (type(b).__module__, type(b).__qualname__)
+
+
 def register(task: Task) -> Task:
-    if task.name in _TASKS and _TASKS[task.name] is not task:
+    existing = _TASKS.get(task.name)
+    if existing is not None and existing is not task and not _same_definition(existing, task):
         raise ValueError(f"task {task.name!r} is registered twice")
     _TASKS[task.name] = task
     return task
