@@ -178,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         from pytest_citebench.builders_guard import calibration_main
 
         return calibration_main(argv[1:])
+    if argv[:1] == ["local-model"]:
+        from pytest_citebench.localmodel import main as local_model_main
+
+        return local_model_main(argv[1:])
     if argv[:1] == ["build-guard-suites"]:
         from pytest_citebench.builders_guard import scifact_main
 
@@ -200,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub.add_parser("build-calibration", help="a 'calibrate' suite from your own calibration scores")
     sub.add_parser("build-guard-suites", help="rebuild suites/guard from SciFact + the QASA scores")
+    sub.add_parser(
+        "local-model", help="serve the local Gemma 3 270M, or re-record its committed cassettes"
+    )
     _add_commands(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))

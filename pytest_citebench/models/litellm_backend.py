@@ -100,9 +100,9 @@ async def acompletion(
     choices = getattr(response, "choices", None)
     if not choices:
         raise ResponseError(f"{model}: the response has no choices")
-    content = choices[0].message.content
-    if content is None or not str(content).strip():
-        raise ResponseError(f"{model}: the response's message content is empty")
+    # An empty message is the model's reply (a small model often stops at once): the task scores
+    # it as naming nothing. Only a response with no choice at all is unusable.
+    content = choices[0].message.content or ""
     usage = getattr(response, "usage", None)
     return Completion(
         text=str(content),

@@ -1,0 +1,199 @@
+"""Model profiles, system-role folding, per-model concurrency, usage and cost, the cost budget
+and the missing-key error, each against the loopback stub server."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_citebench.models import fold_system
+from pytest_citebench.models.profiles import BUILTIN_PROFILES, ProfileError, parse_profile
+from pytest_citebench.recording import cassette_path
+from pytest_citebench.stubserver import StubServer
+
+
+def _items(path: Path) -> list[dict[str, Any]]:
+    return [
+        r for r in (json.loads(x) for x in path.read_text().splitlines()) if r["type"] == "item"
+    ]
+
+
+def _pyproject(pytester: pytest.Pytester, body: str) -> None:
+    pytester.makefile(".toml", pyproject=body)
+
+
+def test_fold_system_puts_the_system_text_first_in_the_first_user_turn() -> None:
+    payload = [
+        {"role": "system", "content": "SYS"},
+        {"role": "user", "content": "Q1"},
+        {"role": "assistant", "content": "A"},
+        {"role": "user", "content": "Q2"},
+    ]
+    assert fold_system(payload) == [
+        {"role": "user", "content": "SYS\n\nQ1"},
+        {"role": "assistant", "content": "A"},
+        {"role": "user", "content": "Q2"},
+    ]
+    assert payload[1]["content"] == "Q1"  # the caller's messages are not changed
+    assert fold_system([{"role": "user", "content": "Q"}]) == [{"role": "user", "content": "Q"}]
+
+
+def test_profile_fields_are_checked_with_the_profile_named() -> None:
+    with pytest.raises(ProfileError, match=r'models."m"\] system_role must be one of'):
+        parse_profile("m", {"model": "openai/x", "system_role": "developer"}, source="p")
+    with pytest.raises(ProfileError, match="unknown field"):
+        parse_profile("m", {"model": "openai/x", "temprature": 0}, source="p")
+    with pytest.raises(ProfileError, match="concurrency"):
+        parse_profile("m", {"model": "openai/x", "concurrency": 0}, source="p")
+    profile = parse_profile("m", {"model": "openai/x", "max_tokens": 5}, source="p")
+    assert profile.max_tokens == 5 and profile.system_role == "system"
+
+
+def test_the_shipped_local_profile_is_the_one_the_cassettes_were_recorded_with() -> None:
+    gemma = BUILTIN_PROFILES["local/gemma-3-270m"]
+    assert gemma.api_base == "http://127.0.0.1:8011/v1"
+    assert (gemma.temperature, gemma.max_tokens, gemma.system_role) == (0.0, 64, "user")
+    assert gemma.concurrency == 2 and gemma.needs_key is False
+
+
+def test_a_profile_shapes_the_request_and_names_the_cassettes(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with StubServer(lambda r: "pass") as server:
+        _pyproject(
+            pytester,
+            f"""
+[tool.citebench.models."team/small"]
+model = "openai/served-name"
+api_base = "{server.url}"
+temperature = 0
+max_tokens = 7
+system_role = "user"
+needs_key = false
+params = {{seed = 3}}
+""",
+        )
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "team/small",
+            "--citebench-record",
+            "once",
+            "--citebench-top-p",
+            "0.5",
+            "--citebench-results",
+            "r.jsonl",
+            "-p",
+            "no:cacheprovider",
+        )
+        assert result.ret == 0, result.stdout.str()
+        bodies = [r["json"] for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert len(bodies) == 8
+    for body in bodies:
+        assert body["model"] == "served-name"
+        assert (body["temperature"], body["max_tokens"], body["seed"]) == (0, 7, 3)
+        assert body["top_p"] == 0.5  # the command line wins over the profile
+        assert [m["role"] for m in body["messages"]] == ["user"]  # system text folded in
+    records = _items(pytester.path / "r.jsonl")
+    assert {r["model"] for r in records} == {"team/small"}
+    path = cassette_path(
+        pytester.path / "cassettes", "team/small", "tiny", 1, "indirect", "2001.00001-s1"
+    )
+    assert path.is_file()
+    assert "recorded_with" in path.read_text() and "litellm" in path.read_text()
+    usage = records[0]["usage"]
+    assert usage["calls"] == 1 and usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+    assert usage["cost"] is None  # not in litellm's cost map: unknown, never 0
+    assert len(usage["latencies"]) == 1 and usage["latencies"][0] >= 0
+
+
+def test_a_profile_concurrency_caps_calls_in_flight_below_the_run_budget(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    answered: list[float] = []
+
+    def answer(request: dict) -> str:
+        answered.append(time.perf_counter())  # after the stub's latency: when each call ended
+        return "pass"
+
+    with StubServer(answer, latency=0.3) as server:
+        _pyproject(
+            pytester,
+            f"""
+[tool.citebench.models."one-slot"]
+model = "openai/x"
+api_base = "{server.url}"
+concurrency = 1
+needs_key = false
+""",
+        )
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "one-slot",
+            "--citebench-record",
+            "once",
+            "--citebench-concurrency",
+            "16",
+            "-p",
+            "no:cacheprovider",
+        )
+        assert result.ret == 0
+    # One at a time, 8 calls of 0.3 s end >= 0.3 s apart; 16 in flight would end together.
+    answered.sort()
+    gaps = [b - a for a, b in itertools.pairwise(answered)]
+    assert len(answered) == 8 and min(gaps) >= 0.25
+
+
+def test_recording_without_the_key_is_one_usage_error_naming_the_variable(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = pytester.runpytest(
+        "--citebench",
+        "--citebench-model",
+        "openai/gpt-4o-mini",
+        "--citebench-record",
+        "once",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*recording needs the provider's key in $OPENAI_API_KEY*"])
+
+
+def test_max_cost_stops_paid_calls_once_the_budget_is_spent(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000000000")
+    with StubServer(lambda r: "pass") as server:
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "openai/gpt-4o-mini",
+            "--citebench-api-base",
+            server.url,
+            "--citebench-record",
+            "once",
+            "--citebench-concurrency",
+            "1",
+            "--citebench-max-cost",
+            "0.0000001",
+            "--citebench-results",
+            "r.jsonl",
+            "-p",
+            "no:cacheprovider",
+        )
+        calls = server.calls
+    records = _items(pytester.path / "r.jsonl")
+    spent = [r for r in records if r["outcome"] != "error"]
+    stopped = [r for r in records if "--citebench-max-cost" in (r.get("error") or "")]
+    assert spent and spent[0]["usage"]["cost"] > 0  # gpt-4o-mini is in the local cost map
+    assert calls == len(spent) < 8 and len(stopped) == 8 - len(spent)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
