@@ -695,7 +695,8 @@ class Recorder:
         try:
             cassette = Cassette.load(path=str(path), **self._cassette_config())
         except Exception as exc:  # malformed YAML, a refused tag, a wrong shape: all the same
-            raise broken(f"{type(exc).__name__}: {exc}") from None
+            what = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"
+            raise broken(what) from None
         for number, (request, response) in enumerate(cassette.data, start=1):
             problem = _interaction_problem(request, response)
             if problem:

@@ -406,6 +406,13 @@ class CitebenchSession:
                 litellm()  # import once, here, not inside the first timed call
                 self._recorder = Recorder(self.options.cassettes, self.options.record)
                 self._recorder.activate()
+                from pytest_citebench.recording import add_secrets, secret_param_values
+
+                # Keys passed as parameters (an api_key, a token in extra_headers) are scrubbed
+                # from every printed text like keys in the environment.
+                add_secrets(
+                    [s for m in self.models for s in secret_param_values(dict(m.params.extra))]
+                )
             from pytest_citebench.metrics.text import tokenize
 
             tokenize("warm up")  # imports nltk here, not on the engine thread mid-run

@@ -1,0 +1,188 @@
+"""Cassettes as untrusted input and as evidence: secrets never written, bombs refused quickly,
+recorded failures refused by name, and a replay that explains why it has nothing to play."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_citebench.recording import (
+    CassetteSerializer,
+    cassette_path,
+    client_versions,
+    error_note,
+    request_differences,
+    scrub_text,
+)
+from pytest_citebench.stubserver import Fault, StubServer
+
+TOKEN = "custom-header-secret-1f2e3d4c5b6a"
+
+
+def _run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
+    return pytester.runpytest(
+        "--citebench",
+        "--citebench-model",
+        "openai/stub",
+        "--citebench-api-base",
+        url,
+        "-p",
+        "no:cacheprovider",
+        "--citebench-results",
+        "r.jsonl",
+        *args,
+    )
+
+
+def _cassette(pytester: pytest.Pytester, task: str = "indirect") -> Path:
+    return cassette_path(
+        pytester.path / "cassettes", "openai/stub", "tiny", 1, task, "2001.00001-s1"
+    )
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-HARDENINGtest0123456789abcdefgh")
+
+
+def test_a_credential_header_from_params_never_reaches_any_file(
+    pytester: pytest.Pytester, tiny: Path, key: None
+) -> None:
+    with StubServer(lambda r: "pass") as server:
+        headers = json.dumps({"X-Custom-Token": TOKEN, "X-Trace": "visible"})
+        result = _run(
+            pytester,
+            server.url,
+            "--citebench-record",
+            "once",
+            "--citebench-param",
+            f"extra_headers={headers}",
+            "--citebench-html",
+            "r.html",
+        )
+        assert result.ret == 0
+        sent = server.requests[-1]["headers"]
+    assert sent.get("x-custom-token") == TOKEN  # the provider got it ...
+    written = [p for p in pytester.path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".yaml" for p in written)
+    for path in written:  # ... no cassette, results file or report did
+        text = path.read_text(errors="replace")
+        assert TOKEN not in text, path
+        if path.suffix == ".yaml":
+            assert "x-custom-token" not in text.lower() and "x-trace" in text.lower()
+    assert TOKEN not in result.stdout.str()
+
+
+def test_urls_lose_userinfo_and_key_like_query_values_everywhere() -> None:
+    text = "GET http://user:pw-123456@host:8/v1/x?token=abc123secret&model=m&api_key=zzz999"
+    scrubbed = scrub_text(text, [])
+    assert "pw-123456" not in scrubbed and "abc123secret" not in scrubbed
+    assert "zzz999" not in scrubbed and "model=m" in scrubbed and "host:8" in scrubbed
+
+
+def test_a_miss_prints_no_credentials_of_the_api_base(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    result = _run(pytester, "http://alice:pw-s3cret-777@127.0.0.1:9/v1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str() + (pytester.path / "r.jsonl").read_text()
+    assert "cassette miss" in out and "pw-s3cret-777" not in out
+
+
+def test_a_billion_laughs_cassette_is_refused_quickly_and_named(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    levels = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, 10):
+        levels.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    bomb = "\n".join(levels)
+    path = _cassette(pytester)
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        f"bomb:\n  {bomb.replace(chr(10), chr(10) + '  ')}\ninteractions: []\nversion: 1\n"
+    )
+    started = time.perf_counter()
+    result = _run(pytester, "http://127.0.0.1:9/v1", "--log-level=INFO", "-k", "indirect")
+    assert time.perf_counter() - started < 60
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"*cassette {path} could not be loaded*YAML nodes*"])
+
+
+def test_a_recorded_server_error_is_refused_by_name_not_dropped(
+    pytester: pytest.Pytester, tiny: Path, key: None
+) -> None:
+    with StubServer(lambda r: "pass") as server:
+        assert _run(pytester, server.url, "--citebench-record", "once").ret == 0
+        url = server.url
+    path = _cassette(pytester)
+    path.write_text(path.read_text().replace("code: 200", "code: 500"))
+    result = _run(pytester, url, "-k", "indirect and 2001.00001-s1")
+    result.stdout.fnmatch_lines(["*could not be loaded: interaction 1: a recorded 500 response*"])
+
+
+def test_an_item_that_failed_while_recording_replays_with_its_original_cause(
+    pytester: pytest.Pytester, tiny: Path, key: None
+) -> None:
+    fault = Fault("status", status=400)
+    with StubServer(lambda r: "pass", faults=lambda i, r: fault) as server:
+        recorded = _run(pytester, server.url, "--citebench-record", "once", "-k", "indirect")
+        url = server.url
+    assert recorded.ret == pytest.ExitCode.TESTS_FAILED
+    path = _cassette(pytester)
+    assert not path.exists() and error_note(path).is_file()
+    replayed = _run(pytester, url, "-k", "indirect")
+    replayed.stdout.fnmatch_lines(
+        [
+            "*cassette miss: *2001.00001-s1.yaml was not saved: recording this item failed with*",
+            "*BadRequestError*",
+        ]
+    )
+    assert "does not exist" not in replayed.stdout.str()
+
+
+def test_a_miss_after_a_client_upgrade_names_the_versions(
+    pytester: pytest.Pytester, tiny: Path, key: None
+) -> None:
+    with StubServer(lambda r: "pass") as server:
+        assert _run(pytester, server.url, "--citebench-record", "once").ret == 0
+        url = server.url
+    path = _cassette(pytester)
+    now = client_versions()["litellm"]
+    path.write_text(path.read_text().replace(f"litellm: {now}", "litellm: 0.0.1"))
+    result = _run(pytester, url, "--citebench-max-tokens", "65", "-k", "indirect")
+    result.stdout.fnmatch_lines(
+        [
+            "*differs from the recording: max_tokens: recorded 256, now 65*",
+            f"*recorded with litellm 0.0.1, now {now}*",
+        ]
+    )
+
+
+def test_request_differences_speak_of_fields_not_bytes() -> None:
+    from vcr.request import Request
+
+    def req(uri: str, body: dict) -> Request:
+        return Request("POST", uri, json.dumps(body), {})
+
+    a = req(
+        "http://h:1/v1/chat", {"max_tokens": 64, "messages": [{"role": "user", "content": "a"}]}
+    )
+    b = req(
+        "http://h:2/v1/chat", {"max_tokens": 65, "messages": [{"role": "user", "content": "b"}]}
+    )
+    diffs = request_differences(a, b)
+    assert diffs[0].startswith("api_base differs")
+    assert "max_tokens: recorded 64, now 65" in diffs
+    assert "messages[0].content differs" in diffs
+
+
+def test_the_serializer_writes_no_yaml_aliases_and_the_client_versions() -> None:
+    shared = {"k": ["v"]}
+    text = CassetteSerializer.serialize(
+        {"version": 1, "interactions": [], "a": shared, "b": shared}
+    )
+    assert "&id" not in text and "*id" not in text
+    assert CassetteSerializer.deserialize(text)["recorded_with"] == client_versions()
