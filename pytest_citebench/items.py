@@ -66,6 +66,10 @@ class Variant(pytest.Collector):
             yield SkippedSwap.from_parent(self, name=skipped.original.id, reason=skipped.reason)
         if items:
             variant = Suite(replace(self.suite.manifest, name=name), items)
+            # Its own marker (reasons_nlp_swap_title), registered so --strict-markers accepts it.
+            self.config.addinivalue_line(
+                "markers", f"{variant.manifest.marker}: suite {name} (adversarial {self.kind})"
+            )
             for task in self.suite.manifest.tasks:
                 if session.wants_task(task):
                     yield TaskGroup.from_parent(self, name=task, suite=variant)

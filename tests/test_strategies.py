@@ -196,9 +196,12 @@ def test_swap_plugin_collects_variant_and_counts_skips(
         "0.2",
         "--citebench-task",
         "indirect",
+        "--strict-markers",
         "-p",
         "no:cacheprovider",
     )
+    # The variant's own marker (tiny_swap_title) is registered: --strict-markers accepts it.
+    assert lenient.ret == 0, lenient.stdout.str()
     lenient.stdout.fnmatch_lines(
         ["*tiny+swap-title*indirect*", "*adversarial swaps, original -> swapped*"]
     )
