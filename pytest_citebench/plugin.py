@@ -38,6 +38,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "user turn, for chat templates that drop system messages",
     )
     group.addoption(
+        "--citebench-estimate",
+        action="store_true",
+        help="with --collect-only: print the model calls and estimated cost of the selection",
+    )
+    group.addoption(
         "--citebench-max-cost",
         type=float,
         metavar="USD",
@@ -330,7 +335,18 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     cb = _session(config) if _active(config) else None
-    if cb is None or cb.is_worker or config.option.collectonly:
+    if cb is None or cb.is_worker:
+        return
+    if config.option.collectonly:
+        if config.getoption("citebench_estimate"):
+            from pytest_citebench.estimate import estimate, lines
+            from pytest_citebench.items import CaseItem
+
+            session = terminalreporter._session
+            jobs = [i.job for i in (session.items if session else []) if isinstance(i, CaseItem)]
+            terminalreporter.write_sep("-", "citebench estimate (no model was called)")
+            for line in lines(estimate(jobs)):
+                terminalreporter.write_line(line)
         return
     from pytest_citebench.summary import write_summary
 

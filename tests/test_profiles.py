@@ -197,3 +197,31 @@ def test_max_cost_stops_paid_calls_once_the_budget_is_spent(
     assert spent and spent[0]["usage"]["cost"] > 0  # gpt-4o-mini is in the local cost map
     assert calls == len(spent) < 8 and len(stopped) == 8 - len(spent)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_estimate_counts_calls_and_cost_without_calling_the_model(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    result = pytester.runpytest(
+        "--citebench",
+        "--citebench-model",
+        "openai/gpt-4o-mini",
+        "--citebench-model",
+        "openai/not-a-priced-model",
+        "--citebench-api-base",
+        "http://127.0.0.1:9/v1",
+        "--collect-only",
+        "--citebench-estimate",
+        "--citebench-max-tokens",
+        "10",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "citebench estimate (no model was called)" in out
+    row = next(x.split() for x in out.splitlines() if x.startswith("openai/gpt-4o-mini "))
+    assert row[1:3] == ["8", "8"] and row[4] == "80"  # 8 cases, 8 calls, 10 tokens each at most
+    assert float(row[5]) > 0
+    unknown = next(x.split() for x in out.splitlines() if x.startswith("openai/not-a-priced"))
+    assert unknown[-1] == "n/a"

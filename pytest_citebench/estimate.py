@@ -1,0 +1,108 @@
+"""``--collect-only --citebench-estimate``: what a run would call and cost, before it is paid for.
+
+Each selected case's task is run against a stand-in model that always abstains, so an escalating
+strategy asks every one of its stages: the count is the most calls the run can make. Prompt tokens
+are estimated as characters / 4 (no tokenizer download: tiktoken fetches its tables from the
+network) and completion tokens as ``max_tokens`` per call, both upper-end guesses; dollars come
+from litellm's local cost map and are "n/a" for models it does not price. RAG context is not
+counted (it is retrieved at run time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class Estimate:
+    model: str
+    cases: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0
+
+
+async def _calls(job: Any) -> tuple[int, int]:
+    calls = 0
+    chars = 0
+
+    async def generate(messages: Sequence[Any], *, hint: Any) -> str:
+        nonlocal calls, chars
+        calls += 1
+        chars += sum(len(m.content) for m in messages)
+        return "pass"
+
+    try:
+        await job.task.solve(job.item, generate, suite_corpus=job.corpus)
+    except Exception:  # a task that cannot run offline still makes at least its first call
+        calls = max(calls, 1)
+    return calls, chars
+
+
+def estimate(jobs: Sequence[Any]) -> list[Estimate]:
+    """Per model: cases, the most calls, tokens in and out, and dollars (None when unknown)."""
+    by_model: dict[str, Estimate] = {}
+
+    async def run() -> list[tuple[int, int]]:
+        return [await _calls(job) for job in jobs]
+
+    counted = asyncio.run(run())
+    for job, (calls, chars) in zip(jobs, counted, strict=True):
+        model = job.model
+        row = by_model.setdefault(model.name, Estimate(model.name))
+        row.cases += 1
+        row.calls += calls
+        row.prompt_tokens += chars // CHARS_PER_TOKEN
+        row.completion_tokens += calls * model.params.max_tokens
+    for job in jobs:
+        row = by_model[job.model.name]
+        if job.model.is_local:
+            row.cost = 0.0
+    for name, row in by_model.items():
+        model = next(j.model for j in jobs if j.model.name == name)
+        if not model.is_local:
+            row.cost = _price(model.litellm_model or model.name, row)
+    return list(by_model.values())
+
+
+def _price(model: str, row: Estimate) -> float | None:
+    from pytest_citebench.models.litellm_backend import litellm
+
+    try:
+        prompt, completion = litellm().cost_per_token(
+            model=model,
+            prompt_tokens=row.prompt_tokens,
+            completion_tokens=row.completion_tokens,
+        )
+    except Exception:  # not in the local cost map
+        return None
+    return float(prompt + completion)
+
+
+def lines(rows: Sequence[Estimate]) -> list[str]:
+    header = ("model", "cases", "calls (at most)", "prompt tok (~)", "completion tok (max)", "USD")
+    table = [header] + [
+        (
+            r.model,
+            str(r.cases),
+            str(r.calls),
+            str(r.prompt_tokens),
+            str(r.completion_tokens),
+            "n/a" if r.cost is None else f"{r.cost:.4f}",
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in table
+    ]
