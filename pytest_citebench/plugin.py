@@ -351,6 +351,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from pytest_citebench.summary import write_summary
 
     write_summary(terminalreporter, cb)
+    for line in cb.latency_warnings():
+        terminalreporter.write_line(line, yellow=True)
     misses = cb.miss_report()
     if misses:
         terminalreporter.write_sep("-", "citebench cassette misses")

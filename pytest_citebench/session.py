@@ -544,6 +544,29 @@ class CitebenchSession:
             self._writer = None
         return sum(not r.passed for r in self.gate_results)
 
+    def latency_warnings(self) -> list[str]:
+        """One line per model whose p95 item duration passed half its timeout. A duration starts
+        after the run's (and the model's) concurrency slot is taken, so it is the provider's time
+        including the server's own queue: a long one means the concurrency is above what the
+        server serves, and the next slow call will time out."""
+        out = []
+        for model in self.models:
+            durations = sorted(
+                float(r.get("duration") or 0.0)
+                for r in self.records
+                if r.get("model") == model.name and r.get("outcome") != "error"
+            )
+            if model.is_local or len(durations) < 2:
+                continue
+            p95 = durations[min(len(durations) - 1, int(0.95 * len(durations)))]
+            if p95 > model.retry.timeout / 2:
+                out.append(
+                    f"WARNING {model.name}: p95 item duration {p95:.1f} s is over half the "
+                    f"timeout ({model.retry.timeout:g} s); the server queues requests: lower "
+                    "--citebench-concurrency (or the profile's concurrency)"
+                )
+        return out
+
     def miss_report(self) -> list[str]:
         """Every cassette miss of the run in a few lines: how many, the most common reasons,
         and one command that records them all (not one command per item)."""

@@ -225,3 +225,32 @@ def test_estimate_counts_calls_and_cost_without_calling_the_model(
     assert float(row[5]) > 0
     unknown = next(x.split() for x in out.splitlines() if x.startswith("openai/not-a-priced"))
     assert unknown[-1] == "n/a"
+
+
+def test_a_server_that_queues_past_half_the_timeout_is_named_once(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    with StubServer(lambda r: "pass", latency=1.2) as server:
+        _pyproject(
+            pytester,
+            f"""
+[tool.citebench.models."slow"]
+model = "openai/x"
+api_base = "{server.url}"
+concurrency = 8
+timeout = 2.0
+needs_key = false
+""",
+        )
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "slow",
+            "--citebench-record",
+            "once",
+            "-p",
+            "no:cacheprovider",
+        )
+    assert result.ret == 0
+    warnings = [x for x in result.stdout.lines if "is over half the timeout" in x]
+    assert len(warnings) == 1 and warnings[0].startswith("WARNING slow: p95 item duration")
