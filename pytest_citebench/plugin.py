@@ -119,7 +119,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--citebench-show",
         type=int,
         metavar="N",
-        help="worst answers shown in the summary per suite x task (3; 0: none)",
+        help="worst answers shown per suite x task in the summary and reports (2; 0: none)",
     )
     # -- reports, baseline regression, sharding (pytest_citebench.reports/compare/sharding) --
     group.addoption(

@@ -122,7 +122,7 @@ class Options:
             params=params,
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
-            show=int(opt("citebench_show", None, 3)),
+            show=int(opt("citebench_show", None, 2)),
             max_errors=opt("citebench_max_errors", "max_errors"),
             resume=Path(config.getoption("citebench_resume"))
             if config.getoption("citebench_resume")

@@ -48,7 +48,7 @@ class ReportData:
     settings: Sequence[tuple[str, str]] = field(default_factory=list)
     title: str = "pytest-citebench report"
     # Worst answers shown per suite x task (--citebench-show).
-    show: int = 3
+    show: int = 2
 
     @property
     def errors(self) -> list[Mapping[str, Any]]:
