@@ -13,6 +13,7 @@ from pytest_citebench.reports.headline import (
     headline_lines,
     item_metrics_text,
     verdict,
+    where,
     worst_groups,
     wrong_counts_text,
 )
@@ -144,10 +145,15 @@ def write_worst(tr: Any, records: list[dict[str, Any]], per_group: int) -> None:
     for group in groups:
         tr.write_line(f"{group.suite}:{group.task}  ({wrong_counts_text(group)})"[:TABLE_WIDTH])
         for record in group.shown:
-            tr.write_line(
-                f"  {record['outcome']}: {record.get('item_id', '')} [{record.get('model', '')}]"
-                f"  {item_metrics_text(record)}"[:TABLE_WIDTH]
-            )
+            # The node id, so the item can be re-run as it is (the terminal is local, unlike the
+            # reports); the metrics beside it when they fit, else on their own line.
+            head = f"  {record['outcome']}: {record.get('nodeid') or where(record)}"
+            metrics = item_metrics_text(record)
+            if len(head) + 2 + len(metrics) <= TABLE_WIDTH:
+                tr.write_line(f"{head}  {metrics}".rstrip())
+            else:
+                tr.write_line(head[:TABLE_WIDTH])
+                tr.write_line(f"    metrics:  {metrics}"[:TABLE_WIDTH])
             tr.write_line(f"    expected: {_one_line(record.get('expected'))[:_TEXT]}")
             tr.write_line(f"    given:    {_one_line(record.get('answer'))[:_TEXT]}")
             reason = record.get("reason")

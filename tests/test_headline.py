@@ -308,8 +308,9 @@ def test_worst_answers_cover_every_suite_and_task_by_severity() -> None:
         for group in ("aaa:indirect", "zzz:direct", "zzz:indirect"):
             assert group in text, group
     worst_term = term.split("worst answers")[1]
-    assert worst_term.count("  hallucinated: a") == 2  # --citebench-show 2 per suite x task
-    assert worst_term.index("hallucinated: h2") < worst_term.index("hallucinated: h1")
+    # --citebench-show 2 per suite x task; node ids, so an item can be re-run from the terminal.
+    assert worst_term.count("  hallucinated: suites/aaa/suite.toml::a") == 2
+    assert worst_term.index("suite.toml::h2") < worst_term.index("suite.toml::h1")
     assert "(2 hallucinated, 1 unanswered, 1 partial of 5)" in term
     worst_page = page.split("id='worst'")[1]
     assert worst_page.index("h2") < worst_page.index("h1")
