@@ -269,6 +269,18 @@ def test_terminal_table_has_hallucinated_and_fits_160_columns_unless_verbose() -
     assert max(len(x) for x in verbose) > 160  # everything: wider than the default
     assert all(m in "\n".join(verbose) for m in ("HR code %", "BLEU %", "F1 %", "partial %"))
     assert not any("not shown" in x for x in verbose)
+    # The whole summary fits too: the headline (long model and task names: one line per model),
+    # the worst answers with long answers, the set-metric tasks.
+    long_names = [
+        dict(r, model="anthropic/claude-3-5-sonnet-20241022-with-a-long-suffix")
+        for r in records[:8]
+    ]
+    from pytest_citebench.reports.headline import headline_lines
+
+    headline = headline_lines(long_names, aggregate(long_names))
+    assert max(len(x) for x in headline) <= 160, max(headline, key=len)
+    assert "anthropic/claude-3-5-sonnet-20241022-with-a-long-suffix" in headline
+    assert any(x.startswith("  sid_oracle_with_authors (swapped)") for x in headline)
     # The whole summary fits too, worst answers with long answers included.
     long = [dict(r, answer="x" * 500, expected="y" * 500) for r in records]
     data = data_for(long)

@@ -15,6 +15,7 @@ Markdown and the HTML all call them, so the three can never disagree.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -282,7 +283,7 @@ def columns_text(rows: Sequence[Sequence[str]], left: int) -> list[str]:
 
 
 def headline_lines(
-    records: Sequence[Mapping[str, Any]], aggregates: Sequence[Aggregate]
+    records: Sequence[Mapping[str, Any]], aggregates: Sequence[Aggregate], width: int = 160
 ) -> list[str]:
     """The headline tables as text: outcome shares per model x task, then the set-metric tasks."""
     from pytest_citebench.reports.data import fmt, label
@@ -290,26 +291,41 @@ def headline_lines(
     lines: list[str] = []
     rows = headline_rows(records)
     if rows:
+        shares = [[fmt_share(row.share(s)) for s in SHARES] for row in rows]
         table = [["model", "task", "n", "err", *(SHARE_LABELS[s] for s in SHARES)]]
-        for row in rows:
-            table.append(
-                [row.model, row.task_label, str(row.n), str(row.errors)]
-                + [fmt_share(row.share(s)) for s in SHARES]
-            )
-        lines += columns_text(table, 2)
+        for row, cells in zip(rows, shares, strict=True):
+            table.append([row.model, row.task_label, str(row.n), str(row.errors), *cells])
+        flat = columns_text(table, 2)
+        if max(len(x) for x in flat) <= width:
+            lines += flat
+        else:
+            # Long model and task names: each model on a line of its own, its tasks below.
+            table = [["  task", "n", "err", *(SHARE_LABELS[s] for s in SHARES)]]
+            for row, cells in zip(rows, shares, strict=True):
+                table.append([f"  {row.task_label}", str(row.n), str(row.errors), *cells])
+            grouped = columns_text(table, 1)
+            lines += grouped[:2]
+            model = None
+            for row, line in zip(rows, grouped[2:], strict=True):
+                if row.model != model:
+                    lines.append(row.model)
+                    model = row.model
+                lines.append(line)
     own = own_metric_aggregates(aggregates)
     if own:
         if lines:
             lines.append("")
+        lines.append("tasks judged by their own metrics (no outcome shares):")
         for agg in own:
             metrics = ", ".join(
                 f"{label(m)} {fmt(agg.metrics.get(m), m)}" for m in own_metrics(agg)
             )
             n = agg.metrics["n"].n if "n" in agg.metrics else "-"
-            lines.append(
+            text = (
                 f"{agg.model}  {agg.task}  {agg.suite}  n={n}  err={agg.counts.get('error', 0)}: "
                 f"{metrics or 'no set metrics'}"
             )
+            lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="      ")
     return lines
 
 
