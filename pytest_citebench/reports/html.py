@@ -193,9 +193,7 @@ def _headline(data: ReportData) -> str:
             ]
             for a in own
         ]
-        out.append(
-            _table(["model", "task", "suite", "n", "errors", "metrics"], own_rows, numeric_from=3)
-        )
+        out.append(_table(["model", "task", "suite", "n", "errors", "metrics"], own_rows))
     return "".join(out)
 
 
