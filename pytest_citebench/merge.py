@@ -168,7 +168,8 @@ def run(
         gate_results=gate_results,
         unmatched_gates=unmatched,
         comparison=comparison,
-        settings=[("merged from", ", ".join(str(p) for p in paths))],
+        # File names only: the directories are the runner's, not the report reader's.
+        settings=[("merged from", ", ".join(Path(p).name for p in paths))],
     )
     written = write_reports(data, html=html, markdown=markdown)
     echo(
@@ -177,6 +178,11 @@ def run(
     )
     for key in merged.conflicts:
         echo(f"WARNING {' '.join(key)}: recorded twice with different results; kept the first")
+    from pytest_citebench.reports.headline import headline_lines
+
+    echo(f"citebench verdict: {data.verdict().line()}")
+    for line in headline_lines(merged.records, aggregates):
+        echo(line)
     for line in render_table(aggregates):
         echo(line)
     errors = sum(r["outcome"] == "error" for r in merged.records)

@@ -133,7 +133,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="minimum Ratcliff-Obershelp similarity of a swap (0.70)",
     )
     group.addoption(
-        "--citebench-show", type=int, metavar="N", help="hallucinations shown in summary (5)"
+        "--citebench-show",
+        type=int,
+        metavar="N",
+        help="worst answers shown per suite x task in the summary and reports (2; 0: none)",
     )
     # -- reports, baseline regression, sharding (pytest_citebench.reports/compare/sharding) --
     group.addoption(

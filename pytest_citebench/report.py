@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -32,6 +33,8 @@ _HEADERS = {
     "accuracy": "acc %",
     "pp": "PP %",
     "hallucinated": "halluc %",
+    "unanswered": "unans %",
+    "partial": "partial %",
     "hr_paper": "HR paper %",
     "hr_code": "HR code %",
     "f1": "F1 %",
@@ -167,16 +170,49 @@ def _fmt(stat: Stat | None, percent: bool = True) -> str:
     return f"{stat.value * scale:5.1f} [{stat.lo * scale:4.1f},{stat.hi * scale:5.1f}]"
 
 
+# Outcome-share columns of the per-suite table: metric name -> outcome counted.
+_SHARE_COLUMNS = {
+    "accuracy": "correct",
+    "hallucinated": "hallucinated",
+    "unanswered": "unanswered",
+    "partial": "partial",
+    "pp": "abstained",
+}
+# Kept first when the table must be narrowed to fit: the verdict's shares, then the paper's HR
+# and F1; the rest in the task's order.
+_PRIORITY = (*_SHARE_COLUMNS, "hr_paper", "f1")
+# The terminal table fits this many columns unless -v asks for every metric.
+TABLE_WIDTH = 160
+
+
 def table_metrics(agg: Aggregate) -> tuple[str, ...]:
-    """The columns for an aggregate: the outcome shares, then the task's own metrics."""
+    """The columns for an aggregate: the outcome shares, then the task's own metrics. Tasks
+    judged only by their set metrics (``outcome_shares = False``) get no share columns: a
+    calibration point is "correct" by definition, so its accuracy says nothing."""
     task_obj = _task(agg.task)
     own = list(getattr(task_obj, "metrics", {})) + list(getattr(task_obj, "set_metric_docs", {}))
-    return ("accuracy", "pp", *own)
+    if not getattr(task_obj, "outcome_shares", True):
+        return tuple(own)
+    return (*_SHARE_COLUMNS, *own)
 
 
-def render_table(aggregates: list[Aggregate]) -> list[str]:
+def column_stat(agg: Aggregate, metric: str) -> Stat | None:
+    """A metric of the aggregate; outcome shares the aggregate lacks (an older results file,
+    or a share that is not a gate metric) are computed from its counts, Wilson CI."""
+    stat = agg.metrics.get(metric)
+    if stat is None and metric in _SHARE_COLUMNS:
+        from pytest_citebench.reports.headline import share
+
+        return share(agg.counts, _SHARE_COLUMNS[metric])
+    return stat
+
+
+def render_table(
+    aggregates: list[Aggregate], *, width: int = TABLE_WIDTH, verbose: bool = False
+) -> list[str]:
     """One table per set of columns, rows sorted by suite, task, stage, then model, so models sit
-    side by side for comparison."""
+    side by side for comparison. Unless ``verbose``, each table keeps the columns that fit in
+    ``width`` characters (shares first) and says which it left out."""
     by_columns: dict[tuple[str, ...], list[Aggregate]] = defaultdict(list)
     for agg in aggregates:
         by_columns[table_metrics(agg)].append(agg)
@@ -184,33 +220,65 @@ def render_table(aggregates: list[Aggregate]) -> list[str]:
     for columns, group in by_columns.items():
         if lines:
             lines.append("")
-        lines += _render(columns, group)
+        lines += _render(columns, group, width=width, verbose=verbose)
     return lines
 
 
-def _render(columns: tuple[str, ...], aggregates: list[Aggregate]) -> list[str]:
-    header = ["suite", "task", "model", "n", "err"] + [_HEADERS.get(m, m) for m in columns]
-    rows = [header]
+def _render(
+    columns: tuple[str, ...],
+    aggregates: list[Aggregate],
+    *,
+    width: int = TABLE_WIDTH,
+    verbose: bool = False,
+) -> list[str]:
     ordered = sorted(aggregates, key=lambda a: (a.suite, a.task, a.stage or "", a.model))
+    if not verbose:
+        # A share no aggregate has (no unanswered item anywhere) is a column of zeros.
+        columns = tuple(
+            m
+            for m in columns
+            if m not in ("unanswered", "partial") or any(a.counts.get(m) for a in ordered)
+        )
+    ident = [["suite", "task", "model", "n", "err"]]
     for agg in ordered:
         task = agg.task + (f" >{agg.stage}" if agg.stage else "") + (" *" if agg.label else "")
-        rows.append(
+        ident.append(
             [agg.suite, task, agg.model, str(agg.metrics["n"].n), str(agg.counts.get("error", 0))]
-            + [_fmt(agg.metrics.get(m), percent=not _is_raw(m)) for m in columns]
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    cells = {
+        m: [_HEADERS.get(m, m)]
+        + [_fmt(column_stat(agg, m), percent=not _is_raw(m)) for agg in ordered]
+        for m in columns
+    }
+    col_width = {m: max(len(c) for c in cells[m]) for m in columns}
+    used = sum(max(len(r[i]) for r in ident) + 2 for i in range(len(ident[0]))) - 2
+    shown = list(columns)
+    if not verbose:
+        ranked = [m for m in _PRIORITY if m in columns] + [m for m in columns if m not in _PRIORITY]
+        keep: set[str] = set()
+        for index, metric in enumerate(ranked):
+            # The first two (correct and hallucinated) are shown whatever the width.
+            if index < 2 or used + 2 + col_width[metric] <= width:
+                keep.add(metric)
+                used += 2 + col_width[metric]
+        shown = [m for m in columns if m in keep]
+    rows = [ident[i] + [cells[m][i] for m in shown] for i in range(len(ident))]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for index, row in enumerate(rows):
-        cells = [
+        cells_ = [
             c.ljust(w) if i < 3 else c.rjust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         ]
-        lines.append("  ".join(cells).rstrip())
+        lines.append("  ".join(cells_).rstrip())
         if index == 0:
             lines.append("  ".join("-" * w for w in widths))
     labels = {(a.task, a.label) for a in aggregates if a.label}
     for task, label in sorted(labels):
-        lines.append(f"* {task}: {label}")
+        lines += textwrap.wrap(f"* {task}: {label}", width, subsequent_indent="  ")
+    hidden = [_HEADERS.get(m, m) for m in columns if m not in shown]
+    if hidden:
+        lines.append(f"not shown, to fit {width} columns (-v shows them): {', '.join(hidden)}")
     return lines
 
 

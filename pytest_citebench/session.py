@@ -167,7 +167,7 @@ class Options:
             params=params,
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
-            show=int(opt("citebench_show", None, 5)),
+            show=int(opt("citebench_show", None, 2)),
             max_errors=opt("citebench_max_errors", "max_errors"),
             resume=Path(config.getoption("citebench_resume"))
             if config.getoption("citebench_resume")
@@ -669,6 +669,7 @@ class CitebenchSession:
                 unmatched_gates=self.unmatched_gates,
                 comparison=self.comparison,
                 settings=self.report_settings(),
+                show=self.options.show,
             )
             self.written_reports = write_reports(
                 data, html=self.options.html, markdown=self.options.markdown

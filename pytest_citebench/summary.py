@@ -1,11 +1,23 @@
-"""The ``citebench`` section of pytest's terminal summary: one table, then a line per gate."""
+"""The ``citebench`` section of pytest's terminal summary: the verdict and the headline (shares
+per model and task) first, then the per-suite table, task extras, usage, the worst answers of
+every suite x task, gates and baseline, and the verdict again as the last line."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pytest_citebench.recording import redact_params
-from pytest_citebench.report import render_table
+from pytest_citebench.report import TABLE_WIDTH, render_table
+from pytest_citebench.reports.headline import (
+    Verdict,
+    headline_lines,
+    item_metrics_text,
+    verdict,
+    where,
+    worst_groups,
+    wrong_counts_text,
+)
+from pytest_citebench.reports.usage import usage_lines
 
 
 def _task(name: str) -> Any:
@@ -34,11 +46,23 @@ def write_summary(tr: Any, cb: Any) -> None:
 
         cb.aggregates = aggregate(cb.records)
         tr.write_line("(interrupted: aggregates of the items that finished)")
+    verdict = _verdict(cb)
+    _write_verdict(tr, verdict)
     if not cb.aggregates:
         tr.write_line("no citebench items ran")
     else:
-        tr.write_line("95% CIs in brackets: Wilson for acc/PP, bootstrap (B=2000) for HR/F1/BLEU")
-        for line in render_table(cb.aggregates):
+        headline = headline_lines(cb.records, cb.aggregates)
+        if headline:
+            tr.write_line(
+                "share of scored items per model and task (suites pooled, tasks never), "
+                "Wilson 95% CI"
+            )
+            for line in headline:
+                tr.write_line(line)
+        tr.write_sep("-", "citebench: per suite")
+        tr.write_line("95% CIs in brackets: Wilson for shares, bootstrap (B=2000) for HR/F1/BLEU")
+        verbose = int(getattr(tr.config.option, "verbose", 0) or 0) > 0
+        for line in render_table(cb.aggregates, verbose=verbose):
             tr.write_line(line)
     adversarial = adversarial_lines(cb.records)
     if adversarial:
@@ -55,25 +79,18 @@ def write_summary(tr: Any, cb: Any) -> None:
                 tr.write_sep("-", f"citebench: {name}")
                 for line in lines:
                     tr.write_line(line)
+    usage = usage_lines(cb.records)
+    if usage:
+        tr.write_sep("-", "citebench: usage per model (cost from litellm's local price map)")
+        for line in usage:
+            tr.write_line(line)
     errors = cb.error_counts()
     for model, count in sorted(errors.items()):
         tr.write_line(
             f"ERROR {model}: {count} item(s) ended in an error (provider, cassette or parse)",
             red=True,
         )
-    shown = 0
-    for record in cb.records:
-        if record["outcome"] == "hallucinated" and shown < opts.show:
-            if shown == 0:
-                tr.write_sep(
-                    "-", f"first {opts.show} hallucinated items (all in --citebench-results)"
-                )
-            shown += 1
-            tr.write_line(f"{record['nodeid']}")
-            tr.write_line(f"    expected: {record['expected'][:200]}")
-            tr.write_line(f"    given:    {record['answer'][:200]}")
-            metrics = ", ".join(f"{k}={v:.3f}" for k, v in sorted(record["metrics"].items()))
-            tr.write_line(f"    metrics:  {metrics}")
+    write_worst(tr, cb.records, opts.show)
     if cb.gates:
         tr.write_sep("-", "citebench gates")
     for result in cb.gate_results:
@@ -92,6 +109,60 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_line(f"results: {opts.results}")
     for label, path in getattr(cb, "written_reports", []):
         tr.write_line(f"{label}: {path}")
+    if cb.aggregates:
+        # Repeated last: the end of a CI log is what people read.
+        _write_verdict(tr, verdict)
+
+
+def _verdict(cb: Any) -> Verdict:
+    return verdict(
+        cb.gate_results,
+        cb.unmatched_gates,
+        errors=sum(cb.error_counts().values()),
+        comparison=getattr(cb, "comparison", None),
+    )
+
+
+def _write_verdict(tr: Any, v: Verdict) -> None:
+    colour = {"ok": {"green": True}, "bad": {"red": True}}.get(v.state, {"yellow": True})
+    tr.write_line(f"citebench verdict: {v.line()}", bold=True, **colour)
+
+
+# Wider answers are cut: every line of the summary fits the table's width.
+_TEXT = TABLE_WIDTH - 14
+
+
+def write_worst(tr: Any, records: list[dict[str, Any]], per_group: int) -> None:
+    """Up to ``per_group`` worst answers of every suite x task, most severe first."""
+    groups = worst_groups(records, per_group)
+    if not groups or per_group <= 0:
+        return
+    tr.write_sep(
+        "-",
+        f"citebench: worst answers, up to {per_group} per suite x task "
+        "(hallucinated, then unanswered, then partial; all in --citebench-results)",
+    )
+    for group in groups:
+        tr.write_line(f"{group.suite}:{group.task}  ({wrong_counts_text(group)})"[:TABLE_WIDTH])
+        for record in group.shown:
+            # The node id, so the item can be re-run as it is (the terminal is local, unlike the
+            # reports); the metrics beside it when they fit, else on their own line.
+            head = f"  {record['outcome']}: {record.get('nodeid') or where(record)}"
+            metrics = item_metrics_text(record)
+            if len(head) + 2 + len(metrics) <= TABLE_WIDTH:
+                tr.write_line(f"{head}  {metrics}".rstrip())
+            else:
+                tr.write_line(head[:TABLE_WIDTH])
+                tr.write_line(f"    metrics:  {metrics}"[:TABLE_WIDTH])
+            tr.write_line(f"    expected: {_one_line(record.get('expected'))[:_TEXT]}")
+            tr.write_line(f"    given:    {_one_line(record.get('answer'))[:_TEXT]}")
+            reason = record.get("reason")
+            if reason:
+                tr.write_line(f"    reason:   {_one_line(reason)[:_TEXT]}")
+
+
+def _one_line(value: Any) -> str:
+    return " ".join(str(value or "").split())
 
 
 def write_baseline_section(tr: Any, cb: Any) -> None:

@@ -10,6 +10,7 @@ import re
 import shutil
 import struct
 import subprocess
+import warnings
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -42,7 +43,11 @@ WINDOW = (1400, 2000)
 
 
 def chromium() -> str:
-    """The Debian chromium package; .ci/run installs it. Never downloaded by a test."""
+    """The Debian chromium package; .ci/run installs it. Never downloaded by a test.
+
+    Without it the browser half of the test is skipped, with the reason in the warnings summary
+    (a skip alone is one letter a newcomer never reads), except under CI=true, where a missing
+    browser must fail: CI is where the rendering is checked."""
     for candidate in (
         "/usr/bin/chromium",
         shutil.which("chromium"),
@@ -50,10 +55,14 @@ def chromium() -> str:
     ):
         if candidate and Path(candidate).exists():
             return candidate
-    pytest.fail(
+    message = (
         "headless Chromium is required for the HTML report test: "
         "apt-get install -y chromium (Debian package; .ci/run does this)"
     )
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    warnings.warn(f"{message}; skipped outside CI (CI=true makes it fail)", stacklevel=2)
+    pytest.skip(f"{message}; skipped outside CI")
 
 
 def read_png(path: Path) -> tuple[int, int, list[bytes]]:
@@ -194,11 +203,20 @@ def test_html_sections_appear_only_with_their_data_and_text_is_escaped() -> None
     assert "<script" not in plain.replace("&lt;script", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in plain and "A &amp; B" in plain
     assert "ProviderError: boom &lt;b&gt;" in plain
-    for section in ("id='overview'", "id='charts'", "id='metrics'", "id='worst'", "id='errors'"):
+    for section in (
+        "id='headline'",
+        "id='heatmap'",
+        "id='charts'",
+        "id='metrics'",
+        "id='worst'",
+        "id='errors'",
+    ):
         assert section in plain
-    for absent in ("id='adversarial'", "id='dois'", "id='guard'", "id='baseline'", "id='gates'"):
+    absent_sections = ("adversarial", "dois", "guard", "baseline", "gates", "usage")
+    for absent in (f"id='{a}'" for a in absent_sections):
         assert absent not in plain
-    assert "FAILED: 1 item(s) ended in an error" in plain
+    assert "no gate set: nothing was judged; 1 item(s) ended in an error" in plain
+    assert "class='verdict bad'" in plain
     # Self-contained: no script, no stylesheet or image from anywhere, no link off the page.
     assert not re.search(r"<script|<link|<img|src=|@import|url\(", plain)
     assert not re.search(r"href=['\"](?!#)", plain)
@@ -244,12 +262,13 @@ def test_markdown_summary_and_step_summary_append(tmp_path: Path, monkeypatch: A
     text = render_markdown(ReportData(records, aggs, results, unmatched, comparison))
     assert text.startswith("## citebench: ❌ ")
     assert "| dom/a | indirect | m1 | 6 | 0 | 83.3 [" in text
+    assert text.index("### Outcomes per model and task") < text.index("### Per suite")
     assert "a \\| pipe" in text and "gold line" in text  # table cells stay on one row
     assert "✅ `PASS gate *:*:accuracy>=0.5" in text
     assert "### Baseline `b.jsonl`" in text
 
     ok = render_markdown(ReportData(records, aggs, results, unmatched))
-    assert ok.startswith("## citebench: ✅ passed")
+    assert ok.startswith("## citebench: ✅ gates passed (1)")
 
     summary = tmp_path / "step_summary.md"
     summary.write_text("earlier step output\n")
@@ -297,7 +316,7 @@ def test_html_report_renders_in_headless_chromium(
     assert result.ret == 0
     result.stdout.fnmatch_lines(["html report: report/citebench.html"])
     html = (pytester.path / "report" / "citebench.html").read_text()
-    for section in ("overview", "gates", "baseline", "charts", "metrics", "adversarial"):
+    for section in ("headline", "heatmap", "gates", "baseline", "charts", "metrics", "adversarial"):
         assert f"id='{section}'" in html, section
     assert "tiny+swap-title" in html
 
@@ -347,7 +366,7 @@ def test_html_report_renders_in_headless_chromium(
     # What the browser built: every section and chart, and the numbers in them.
     for text in (
         "pytest-citebench report",
-        "PASSED: no errors, no failed gate, no regression",
+        "gates passed (1); no regression against the baseline",
         "Per domain and model",
         "HR paper % — indirect",
         "Adversarial swaps (REASONS Table 3)",
@@ -376,10 +395,10 @@ def test_html_report_renders_in_headless_chromium(
     fail_red = colors.get(bytes.fromhex("ffebee"), 0)  # the verdict banner of a failed run
     assert fail_red == 0
     ok_green = colors.get(bytes.fromhex("e8f5e9"), 0)
-    assert ok_green > 10_000, "the PASSED banner is not visible"
+    assert ok_green > 10_000, "the green gates-passed banner is not visible"
 
     summary = (pytester.path / "report" / "summary.md").read_text()
-    assert summary.startswith("## citebench: ✅ passed")
+    assert summary.startswith("## citebench: ✅ gates passed (1)")
     assert "| tiny | indirect | citebench/bm25 | 4 | 0 | 50.0 [" in summary
 
 

@@ -11,6 +11,7 @@ Importing this package is cheap (no numpy, no task modules); the renderers impor
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,20 @@ if TYPE_CHECKING:
     from pytest_citebench.compare import Comparison
     from pytest_citebench.gates import Gate, GateResult
     from pytest_citebench.report import Aggregate
+    from pytest_citebench.reports.headline import Verdict
+
+# An absolute path (POSIX, home-relative or a Windows drive) of at least two parts, not inside a
+# URL ("https://host/a/b") or a word ("and/or", "n/a", "1/2").
+_ABSOLUTE_PATH = re.compile(
+    r"(?<![\w.:/~\\-])(?:~|[A-Za-z]:)?[/\\](?:[\w.+@~-]+[/\\])+([\w.+@~-]+)"
+)
+
+
+def strip_paths(text: str) -> str:
+    """Absolute paths become "…/<file name>": reports travel as CI artifacts, and the runner's
+    directories (results files, cassettes, suites, a temporary checkout) are nobody's business
+    there and change from run to run."""
+    return _ABSOLUTE_PATH.sub(lambda m: "…/" + m.group(1), text)
 
 
 @dataclass
@@ -32,6 +47,8 @@ class ReportData:
     # (label, value) lines shown under the title: models, sampling settings, shard, sources.
     settings: Sequence[tuple[str, str]] = field(default_factory=list)
     title: str = "pytest-citebench report"
+    # Worst answers shown per suite x task (--citebench-show).
+    show: int = 2
 
     @property
     def errors(self) -> list[Mapping[str, Any]]:
@@ -40,6 +57,17 @@ class ReportData:
     @property
     def failed_gates(self) -> list[GateResult]:
         return [g for g in self.gate_results if not g.passed]
+
+    def verdict(self) -> Verdict:
+        """The one line every report opens with (reports.headline.verdict)."""
+        from pytest_citebench.reports.headline import verdict
+
+        return verdict(
+            self.gate_results,
+            self.unmatched_gates,
+            errors=len(self.errors),
+            comparison=self.comparison,
+        )
 
     def problems(self) -> list[str]:
         """Why this run should not ship, in words; empty when nothing failed."""
@@ -68,13 +96,13 @@ def write_reports(
         html.parent.mkdir(parents=True, exist_ok=True)
         # Reports are CI artifacts people pass around: scrub key values and key-shaped strings
         # (a model echoing its prompt, an error quoting a header) as the results file does.
-        page = scrub_text(render_html(data)).replace(REDACTED, escape(REDACTED))
+        page = strip_paths(scrub_text(render_html(data))).replace(REDACTED, escape(REDACTED))
         html.write_text(page, encoding="utf-8")
         written.append(("html report", html))
     if markdown is not None:
         from pytest_citebench.reports.markdown import render_markdown
 
-        text = scrub_text(render_markdown(data))
+        text = strip_paths(scrub_text(render_markdown(data)))
         markdown.parent.mkdir(parents=True, exist_ok=True)
         # $GITHUB_STEP_SUMMARY is shared by every tool of a step: append, never clobber it.
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -85,4 +113,4 @@ def write_reports(
     return written
 
 
-__all__ = ["ReportData", "write_reports"]
+__all__ = ["ReportData", "strip_paths", "write_reports"]

@@ -20,10 +20,6 @@ _NOT_CHARTED = {"errors", "n"}
 # Left out of the per-domain figures (still in every table): hr_code repeats hr_paper's story
 # on another formula; the figures follow the paper's HR, PP, F1, BLEU (plus accuracy).
 _NOT_CHARTED_FIGURES = {"hr_code"}
-# Item metrics that say how wrong an answer is, most telling first; higher = worse unless listed
-# in _HIGHER_IS_BETTER.
-_BADNESS = ("hr_paper", "hr_code", "f1", "bleu", "cosine_minilm", "source_recall")
-_HIGHER_IS_BETTER = {"f1", "bleu", "cosine_minilm", "source_recall"}
 GUARD_ALPHAS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 GUARD_TRIALS = 200
 
@@ -107,19 +103,41 @@ def chart_specs(aggregates: Sequence[Aggregate]) -> list[ChartSpec]:
     return specs
 
 
-def _badness(record: Mapping[str, Any]) -> float:
-    metrics = record.get("metrics") or {}
-    for name in _BADNESS:
-        if name in metrics:
-            value = float(metrics[name])
-            return 1.0 - value if name in _HIGHER_IS_BETTER else value
-    return 1.0
+@dataclass(frozen=True)
+class HeatCell:
+    correct: Stat
+    hallucinated: Stat
 
 
-def worst_items(records: Sequence[Mapping[str, Any]], limit: int = 25) -> list[Mapping[str, Any]]:
-    """The hallucinated answers furthest from the gold (highest HR, lowest F1), worst first."""
-    wrong = [r for r in records if r.get("outcome") == "hallucinated"]
-    return sorted(wrong, key=lambda r: (-_badness(r), str(r.get("nodeid", ""))))[:limit]
+@dataclass(frozen=True)
+class Heatmap:
+    """One task's suite x model grid of hallucinated % and correct % (the HTML's first view)."""
+
+    task: str
+    suites: list[str]
+    models: list[str]
+    cells: dict[tuple[str, str], HeatCell]  # (suite, model) -> shares
+
+
+def heatmaps(aggregates: Sequence[Aggregate]) -> list[Heatmap]:
+    """Per task with outcome shares: every suite (swapped variants included) x every model."""
+    from pytest_citebench.reports.headline import has_outcome_shares, share
+
+    out = []
+    for task, group in by_task(aggregates).items():
+        whole = [a for a in group if a.stage is None]
+        if not whole or not has_outcome_shares(task):
+            continue
+        cells = {
+            (a.suite, a.model): HeatCell(
+                share(a.counts, "correct"), share(a.counts, "hallucinated")
+            )
+            for a in whole
+        }
+        suites = sorted({a.suite for a in whole})
+        models = sorted({a.model for a in whole})
+        out.append(Heatmap(task, suites, models, cells))
+    return out
 
 
 @dataclass(frozen=True)
@@ -255,18 +273,7 @@ def guard_curves(records: Sequence[Mapping[str, Any]]) -> list[GuardCurve]:
     return curves
 
 
-def outcome_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """model -> outcome -> count, for the overview."""
-    out: dict[str, dict[str, int]] = defaultdict(
-        lambda: {"correct": 0, "abstained": 0, "hallucinated": 0, "error": 0}
-    )
-    for r in records:
-        counts = out[str(r["model"])]
-        counts[str(r["outcome"])] = counts.get(str(r["outcome"]), 0) + 1
-    return {k: out[k] for k in sorted(out)}
-
-
 def item_metrics_text(record: Mapping[str, Any], limit: int = 4) -> str:
-    metrics = record.get("metrics") or {}
-    shown = [k for k in _BADNESS if k in metrics] or sorted(metrics)
-    return ", ".join(f"{k}={float(metrics[k]):.3f}" for k in shown[:limit])
+    from pytest_citebench.reports.headline import item_metrics_text as text
+
+    return text(record, limit)

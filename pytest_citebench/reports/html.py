@@ -1,10 +1,12 @@
 """``--citebench-html FILE``: one self-contained HTML page (inline CSS and SVG, no script, no
 network) that a release meeting can open from a CI artifact.
 
-Order follows the questions people ask: did it pass (verdict, gates, baseline), how good is each
-model per domain (the REASONS per-domain figures), the full numbers with CIs, the task-specific
-views when their data exists (adversarial Table 3, ArxEval Table 5, guard curves), and finally the
-worst answers next to the gold, because one bad example convinces more than a mean.
+Order follows the questions people ask: what was judged (the verdict: gates passed, gate failed,
+or no gate set), how often each model was right or invented a citation per task (never pooled
+across tasks), where (a suite x model heatmap per task), the per-domain figures, gates, baseline
+and usage, the full numbers with CIs, the task-specific views when their data exists (adversarial
+Table 3, ArxEval Table 5, guard curves), and finally the worst answers of every suite x task next
+to the gold, because one bad example convinces more than a mean. No local file path is shown.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ h1{font-size:24px;margin:0 0 8px}h2{font-size:19px;margin:28px 0 8px;border-bott
 padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}
 .verdict{padding:10px 14px;border-radius:6px;font-weight:600;margin:10px 0}
 .ok{background:#e8f5e9;color:#1b5e20;border:1px solid #a5d6a7}
+.neutral{background:#f5f5f7;color:#333;border:1px solid #ccc}
+.heat{display:flex;flex-wrap:wrap;gap:24px}.heat table{font-size:12px}
+.heat td.cell{text-align:center;min-width:64px;font-variant-numeric:tabular-nums}
+.heat td.none{color:#999;background:#fafafa}
 .bad{background:#ffebee;color:#b71c1c;border:1px solid #ef9a9a}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:12.5px}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
@@ -86,19 +92,28 @@ def _text(value: Any, limit: int = 600) -> _Raw:
     return _Raw(escape(text), "text")
 
 
-def render_html(data: ReportData, *, worst: int = 25) -> str:
+def render_html(data: ReportData, *, worst: int | None = None) -> str:
+    from pytest_citebench.reports import headline as h
+    from pytest_citebench.reports import usage as u
+
     sections: list[tuple[str, str, str]] = []  # (id, heading, body)
     aggregates = list(data.aggregates)
     records = list(data.records)
 
-    sections.append(("overview", "Overview", _overview(records)))
+    sections.append(("headline", "Outcomes per model and task", _headline(data)))
+    maps = d.heatmaps(aggregates)
+    if maps:
+        sections.append(("heatmap", "Hallucinated and correct, per suite and model", _heat(maps)))
+    charts = d.chart_specs(aggregates)
+    if charts:
+        sections.append(("charts", "Per domain and model", _charts(charts)))
     if data.gate_results or data.unmatched_gates:
         sections.append(("gates", "Gates", _gates(data)))
     if data.comparison is not None:
         sections.append(("baseline", "Regression against the baseline", _baseline(data)))
-    charts = d.chart_specs(aggregates)
-    if charts:
-        sections.append(("charts", "Per domain and model", _charts(charts)))
+    usage = u.usage_rows(records)
+    if usage:
+        sections.append(("usage", "Usage per model", _usage(usage)))
     if aggregates:
         sections.append(("metrics", "All metrics with 95% CIs", _metrics(aggregates)))
     adversarial = d.adversarial_rows(records)
@@ -114,21 +129,16 @@ def render_html(data: ReportData, *, worst: int = 25) -> str:
         sections.append(("guard", "Guard calibration", f"<p class='muted'>{escape(str(exc))}</p>"))
     if curves:
         sections.append(("guard", "Guard calibration: τ, catch and flag rates", _guard(curves)))
-    wrong = d.worst_items(records, worst)
-    if wrong:
-        sections.append(("worst", "Worst answers", _worst(wrong, worst)))
+    per_group = data.show if worst is None else worst
+    groups = h.worst_groups(records, per_group)
+    if groups and per_group > 0:
+        sections.append(("worst", "Worst answers", _worst(groups, per_group)))
     errors = data.errors
     if errors:
         sections.append(("errors", f"Errors ({len(errors)})", _errors(errors)))
 
-    problems = data.problems()
-    verdict = (
-        f"<div class='verdict bad' id='verdict'>FAILED: {escape('; '.join(problems))}</div>"
-        if problems
-        else "<div class='verdict ok' id='verdict'>PASSED: no errors, no failed gate"
-        + (", no regression" if data.comparison is not None else "")
-        + "</div>"
-    )
+    v = data.verdict()
+    verdict = f"<div class='verdict {v.state}' id='verdict'>{escape(v.line())}</div>"
     settings = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in data.settings if v)
     nav = "".join(f"<a href='#{sid}'>{escape(title)}</a>" for sid, title, _ in sections)
     body = "".join(
@@ -142,40 +152,104 @@ def render_html(data: ReportData, *, worst: int = 25) -> str:
         f"<header><h1>{escape(data.title)}</h1>{verdict}"
         + (f"<dl>{settings}</dl>" if settings else "")
         + f"<nav>{nav}</nav></header>{body}"
-        "<footer><p class='muted'>95% CIs: Wilson for shares (accuracy, PP, hallucinated), "
-        "bootstrap (B=2000, seed 0) for per-item means; task set metrics as their tasks define. "
-        "Generated by pytest-citebench.</p></footer></body></html>\n"
+        "<footer><p class='muted'>95% CIs: Wilson for shares (correct, hallucinated, "
+        "unanswered, partial, abstained), bootstrap (B=2000, seed 0) for per-item means; task set "
+        "metrics as their tasks define. Generated by pytest-citebench.</p></footer></body></html>\n"
     )
 
 
-def _overview(records: Sequence[Mapping[str, Any]]) -> str:
-    counts = d.outcome_counts(records)
-    if not counts:
+def _headline(data: ReportData) -> str:
+    from pytest_citebench.reports import headline as h
+
+    records = list(data.records)
+    if not records:
         return "<p>No citebench items ran.</p>"
     suites = sorted({str(r["suite"]) for r in records})
-    tasks = sorted({str(r["task"]) for r in records})
-    rows = []
-    for model, c in counts.items():
-        total = sum(c.values())
-        rows.append(
+    out = [
+        f"<p>{len(records)} item results, {len(suites)} suite(s). Shares of the scored items "
+        "(errors excluded) with Wilson 95% CIs; the suites of a task are pooled, tasks never "
+        "are.</p>"
+    ]
+    rows = h.headline_rows(records)
+    if rows:
+        table_rows = [
+            [r.model, r.task_label, r.suites, r.n, r.errors]
+            + [d.fmt(r.share(s), s) for s in h.SHARES]
+            for r in rows
+        ]
+        header = ["model", "task", "suites", "n", "errors", *(h.SHARE_LABELS[s] for s in h.SHARES)]
+        out.append(_table(header, table_rows, numeric_from=2))
+    own = h.own_metric_aggregates(data.aggregates)
+    if own:
+        out.append("<h3>Tasks judged by their own metrics</h3>")
+        own_rows = [
             [
-                model,
-                total,
-                c["correct"],
-                c["abstained"],
-                c["hallucinated"],
-                c["error"],
-                f"{100 * c['correct'] / total:.1f}%" if total else "-",
+                a.model,
+                a.task,
+                a.suite,
+                a.metrics["n"].n if "n" in a.metrics else "",
+                a.counts.get("error", 0),
+                ", ".join(f"{d.label(m)} {d.fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
             ]
-        )
+            for a in own
+        ]
+        out.append(_table(["model", "task", "suite", "n", "errors", "metrics"], own_rows))
+    return "".join(out)
+
+
+def _shade(value: float, rgb: tuple[int, int, int]) -> str:
+    """White at 0, ``rgb`` at 1: the cell's colour says the share before the number does."""
+    r, g, b = (round(255 + (c - 255) * value) for c in rgb)
+    ink = "#fff" if value > 0.6 else "#1d1d1f"
+    return f"background:#{r:02x}{g:02x}{b:02x};color:{ink}"
+
+
+_HEAT = (("hallucinated", (198, 40, 40)), ("correct", (46, 125, 50)))
+
+
+def _heat(maps: Sequence[d.Heatmap]) -> str:
+    out = [
+        "<p class='muted'>Per task, one cell per suite and model: the share of scored items "
+        "hallucinated (red) and correct (green), in %. Hover a cell for its 95% CI and n.</p>"
+    ]
+    for m in maps:
+        out.append(f"<h3>{escape(m.task)}</h3><div class='heat'>")
+        for outcome, rgb in _HEAT:
+            head = "".join(f"<th>{escape(model)}</th>" for model in m.models)
+            rows = []
+            for suite in m.suites:
+                cells = []
+                for model in m.models:
+                    cell = m.cells.get((suite, model))
+                    stat = getattr(cell, outcome) if cell is not None else None
+                    if stat is None or math.isnan(stat.value):
+                        cells.append("<td class='cell none'>–</td>")
+                        continue
+                    tip = (
+                        f"{outcome} {100 * stat.value:.1f}% "
+                        f"[{100 * stat.lo:.1f}, {100 * stat.hi:.1f}], n={stat.n}"
+                    )
+                    cells.append(
+                        f"<td class='cell' style='{_shade(stat.value, rgb)}' "
+                        f"title='{escape(tip)}'>{100 * stat.value:.1f}</td>"
+                    )
+                rows.append(f"<tr><th>{escape(suite)}</th>{''.join(cells)}</tr>")
+            out.append(
+                f"<table class='heatmap' data-outcome='{outcome}'><caption>{outcome} %</caption>"
+                f"<thead><tr><th>suite</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+                "</table>"
+            )
+        out.append("</div>")
+    return "".join(out)
+
+
+def _usage(rows: Sequence[Any]) -> str:
+    from pytest_citebench.reports import usage as u
+
     return (
-        f"<p>{len(records)} item results, {len(suites)} suite(s), tasks: "
-        f"{escape(', '.join(tasks))}.</p>"
-        + _table(
-            ["model", "items", "correct", "abstained", "hallucinated", "errors", "correct %"],
-            rows,
-            numeric_from=1,
-        )
+        "<p class='muted'>Calls, tokens and latency as the provider reported them; cost from "
+        "litellm's local price map, n/a where it has no price for the model.</p>"
+        + _table(list(u.HEADER), [u.cells(r) for r in rows], numeric_from=1)
     )
 
 
@@ -397,29 +471,44 @@ def _guard(curves: Sequence[d.GuardCurve]) -> str:
     return "".join(out)
 
 
-def _worst(records: Sequence[Mapping[str, Any]], limit: int) -> str:
-    rows = [
-        [
-            i,
-            r.get("model", ""),
-            f"{r.get('suite', '')}:{r.get('task', '')}",
-            r.get("item_id", ""),
-            _text(r.get("expected")),
-            _text(r.get("answer")),
-            d.item_metrics_text(r),
-        ]
-        for i, r in enumerate(records, start=1)
+def _worst(groups: Sequence[Any], limit: int) -> str:
+    from pytest_citebench.reports import headline as h
+
+    out = [
+        f"<p class='muted'>Up to {limit} per suite × task: hallucinated before unanswered before "
+        "partial, then furthest from the gold (highest HR, lowest F1). All items are in the "
+        "results file.</p>"
     ]
-    return (
-        f"<p class='muted'>Up to {limit} hallucinated answers, furthest from the gold first "
-        "(highest HR, lowest F1). All items are in the results file.</p>"
-        + _table(["#", "model", "suite:task", "item", "expected", "given", "metrics"], rows)
-    )
+    for g in groups:
+        rows = [
+            [
+                r.get("outcome", ""),
+                r.get("model", ""),
+                r.get("item_id", ""),
+                _text(r.get("expected")),
+                _text(r.get("answer")),
+                _text(r.get("reason"), 300),
+                d.item_metrics_text(r),
+            ]
+            for r in g.shown
+        ]
+        out.append(
+            f"<h3>{escape(g.suite)}:{escape(g.task)} ({escape(h.wrong_counts_text(g))})</h3>"
+        )
+        out.append(
+            _table(["outcome", "model", "item", "expected", "given", "reason", "metrics"], rows)
+        )
+    return "".join(out)
 
 
 def _errors(records: Sequence[Mapping[str, Any]], limit: int = 50) -> str:
+    from pytest_citebench.reports import headline as h
+
     rows = [
-        [r.get("nodeid") or r.get("item_id", ""), _text((r.get("error") or "").strip(), 400)]
+        [
+            h.where(r),
+            _text((r.get("error") or "").strip(), 400),
+        ]
         for r in records[:limit]
     ]
     more = f"<p class='muted'>…and {len(records) - limit} more.</p>" if len(records) > limit else ""

@@ -1,9 +1,10 @@
 """``--citebench-markdown FILE``: a short Markdown summary for CI, e.g. ``$GITHUB_STEP_SUMMARY``.
 
 GitHub renders step summaries of up to 1 MiB, in a narrow column, to people scrolling a job page.
-So: the verdict first, one table per set of columns with the key metrics and CIs, what failed,
-the baseline deltas that matter, and a few worst answers folded away; everything else is in the
-HTML report and the results file.
+So: the verdict first (gates passed, gate failed, or no gate set: nothing was judged), the
+outcome shares per model and task, one table per set of columns with the key metrics and CIs,
+usage, what failed, the baseline deltas that matter, and the worst answers of every suite x task
+folded away; everything else is in the HTML report and the results file.
 """
 
 from __future__ import annotations
@@ -39,12 +40,15 @@ def _n(agg: Any) -> int:
     return int(stat.n) if stat is not None else sum(agg.counts.values())
 
 
+_MARK = {"ok": "✅", "bad": "❌", "neutral": "⚪"}
+
+
 def render_markdown(data: ReportData) -> str:
-    problems = data.problems()
-    lines = [
-        f"## citebench: {'❌ ' + '; '.join(problems) if problems else '✅ passed'}",
-        "",
-    ]
+    from pytest_citebench.reports import headline as h
+    from pytest_citebench.reports import usage as u
+
+    v = data.verdict()
+    lines = [f"## citebench: {_MARK[v.state]} {_cell(v.line())}", ""]
     models = sorted({str(r["model"]) for r in data.records})
     suites = sorted({str(r["suite"]) for r in data.records})
     lines.append(
@@ -55,24 +59,64 @@ def render_markdown(data: ReportData) -> str:
     if settings:
         lines += ["", settings]
     lines.append("")
+    rows = h.headline_rows(data.records)
+    if rows:
+        lines += [
+            "### Outcomes per model and task",
+            "",
+            "Share of scored items (errors excluded), suites of a task pooled, tasks never; "
+            "Wilson 95% CI.",
+            "",
+        ]
+        table = [
+            [r.model, r.task_label, r.suites, r.n, r.errors]
+            + [d.fmt(r.share(s), s) for s in h.SHARES]
+            for r in rows
+        ]
+        header = ["model", "task", "suites", "n", "err", *(h.SHARE_LABELS[s] for s in h.SHARES)]
+        lines += _table(header, table, 2)
+        lines.append("")
+    own = h.own_metric_aggregates(data.aggregates)
+    if own:
+        lines += ["Tasks judged by their own metrics (no outcome shares):", ""]
+        table = [
+            [
+                a.model,
+                a.task,
+                a.suite,
+                _n(a),
+                a.counts.get("error", 0),
+                ", ".join(f"{d.label(m)} {d.fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
+            ]
+            for a in own
+        ]
+        lines += _table(["model", "task", "suite", "n", "err", "metrics"], table, 3)
+        lines.append("")
     # One table per set of columns (as in the terminal), whole-task rows only.
     by_columns: dict[tuple[str, ...], list[Any]] = {}
     for agg in sorted(data.aggregates, key=lambda a: (a.task, a.suite, a.model)):
         if agg.stage is not None:
             continue
         by_columns.setdefault(tuple(d.columns([agg])), []).append(agg)
+    if by_columns:
+        lines += ["### Per suite", ""]
     for cols, group in by_columns.items():
-        rows = [
+        table = [
             [a.suite, a.task, a.model, _n(a), a.counts.get("error", 0)]
             + [d.fmt(a.metrics.get(m), m) for m in cols]
             for a in group
         ]
         lines += _table(
-            ["suite", "task", "model", "n", "err"] + [d.label(m) for m in cols], rows, 3
+            ["suite", "task", "model", "n", "err"] + [d.label(m) for m in cols], table, 3
         )
         lines.append("")
     if not data.aggregates:
         lines += ["No citebench items ran.", ""]
+    usage = u.usage_rows(data.records)
+    if usage:
+        lines += ["### Usage per model", ""]
+        lines += _table(list(u.HEADER), [u.cells(r) for r in usage], 1)
+        lines.append("")
     if data.gate_results or data.unmatched_gates:
         lines.append("### Gates")
         for g in data.gate_results:
@@ -87,23 +131,32 @@ def render_markdown(data: ReportData) -> str:
         lines.append(f"### Errors ({len(errors)})")
         for r in errors[:WORST]:
             first = (r.get("error") or "").strip().splitlines()[:1]
-            lines.append(f"- `{_cell(r.get('nodeid') or r.get('item_id'))}`: {_cell(first)}")
+            lines.append(f"- `{_cell(h.where(r))}`: {_cell(first[0] if first else '')}")
         lines.append("")
-    worst = d.worst_items(data.records, WORST)
-    if worst:
-        lines += [f"<details><summary>{len(worst)} worst answers</summary>", ""]
-        rows = [
+    groups = h.worst_groups(data.records, min(data.show, WORST))
+    if groups:
+        shown = sum(len(g.shown) for g in groups)
+        lines += [
+            f"<details><summary>Worst answers: {shown} from {len(groups)} suite × task "
+            "(hallucinated, then unanswered, then partial)</summary>",
+            "",
+        ]
+        table = [
             [
+                f"{g.suite}:{g.task}",
+                h.wrong_counts_text(g),
+                r.get("outcome", ""),
                 r.get("model", ""),
-                f"{r.get('suite', '')}:{r.get('task', '')}",
                 r.get("item_id", ""),
                 str(r.get("expected", ""))[:200],
                 str(r.get("answer", ""))[:200],
                 d.item_metrics_text(r),
             ]
-            for r in worst
+            for g in groups
+            for r in g.shown
         ]
-        lines += _table(["model", "suite:task", "item", "expected", "given", "metrics"], rows, 99)
+        header = ["suite:task", "wrong", "outcome", "model", "item", "expected", "given", "metrics"]
+        lines += _table(header, table, 99)
         lines += ["", "</details>", ""]
     return "\n".join(lines) + "\n"
 

@@ -14,8 +14,15 @@ from typing import Any, Literal, Protocol
 
 from pytest_citebench.suites import Item
 
-Outcome = Literal["correct", "abstained", "hallucinated", "error"]
-OUTCOMES: tuple[Outcome, ...] = ("correct", "abstained", "hallucinated", "error")
+Outcome = Literal["correct", "partial", "abstained", "unanswered", "hallucinated", "error"]
+OUTCOMES: tuple[Outcome, ...] = (
+    "correct",
+    "partial",
+    "abstained",
+    "unanswered",
+    "hallucinated",
+    "error",
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,9 @@ class Task(Protocol):
       group that are not means of per-item numbers (agreement, ROC-AUC, DOI shares).
     - ``summary_lines(aggregates, records) -> list[str]``: extra lines for the terminal summary
       (e.g. a calibration table), printed once per task under its own heading.
+    - ``outcome_shares: bool`` (default True): False for tasks judged only by their set metrics
+      (verify, calibrate, reattribute), whose correct/hallucinated split is no citation verdict;
+      the headline, heatmaps, charts and worst answers then leave their outcome shares out.
     """
 
     name: str

@@ -262,6 +262,8 @@ class Verify:
     """
 
     name = "verify"
+    # Judged by its set metrics: correct/hallucinated here is no citation verdict.
+    outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"claim": str, "passage": str, "label": str}
     metrics: Mapping[str, str] = {}
@@ -307,6 +309,8 @@ class Calibrate:
     """
 
     name = "calibrate"
+    # Judged by its set metrics: correct/hallucinated here is no citation verdict.
+    outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"label": str}
     metrics: Mapping[str, str] = {}
@@ -556,6 +560,8 @@ class Reattribute:
     """
 
     name = "reattribute"
+    # Judged by its set metrics: correct/hallucinated here is no citation verdict.
+    outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"claim": str, "passages": list, "gold": int}
     metrics: Mapping[str, str] = {}

@@ -1,0 +1,344 @@
+"""The headline every report opens with: per model and task, how often the model was right,
+invented a citation, named none, was incomplete or passed, each with its Wilson 95% CI; and one
+verdict line that says whether anything was judged at all.
+
+Rates are never pooled across tasks: a share of "correct" over direct, indirect, an oracle
+protocol and a calibration task together answers no question anyone asked. Suites of one task are
+pooled (same question, more items); adversarial variants (``+swap-``) get rows of their own, since
+they re-ask the same items. Tasks judged only by their set metrics (verify, calibrate,
+reattribute) show those instead of outcome shares, which mean nothing there.
+
+Pure functions of the records, the aggregates and the gate results: the terminal summary, the
+Markdown and the HTML all call them, so the three can never disagree.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_citebench.metrics.stats import wilson_ci
+
+if TYPE_CHECKING:
+    from pytest_citebench.compare import Comparison
+    from pytest_citebench.gates import Gate, GateResult
+    from pytest_citebench.report import Aggregate, Stat
+
+# The outcome shares of the headline, in the order a reader wants them: good, worst, then the
+# ways of saying nothing wrong without being right.
+SHARES = ("correct", "hallucinated", "unanswered", "partial", "abstained")
+SHARE_LABELS = {
+    "correct": "correct %",
+    "hallucinated": "hallucinated %",
+    "unanswered": "unanswered %",
+    "partial": "partial %",
+    "abstained": "abstained %",
+}
+# Worst answers: the more a wrong answer misleads a reader, the earlier it is shown.
+SEVERITY = {"hallucinated": 0, "unanswered": 1, "partial": 2}
+# Item metrics that say how wrong an answer is, most telling first; higher = worse unless listed
+# in _HIGHER_IS_BETTER.
+BADNESS = ("hr_paper", "hr_code", "f1", "bleu", "cosine_minilm", "source_recall")
+_HIGHER_IS_BETTER = {"f1", "bleu", "cosine_minilm", "source_recall"}
+
+NO_GATE = "no gate set: nothing was judged"
+GATES_PASSED = "gates passed"
+GATE_FAILED = "gate failed"
+
+
+def _task(name: str) -> Any:
+    from pytest_citebench.tasks import registry
+
+    try:
+        return registry.get(name)
+    except KeyError:
+        return None
+
+
+def has_outcome_shares(task: str) -> bool:
+    """False for tasks judged only by their set metrics; unknown tasks get the shares."""
+    return bool(getattr(_task(task), "outcome_shares", True))
+
+
+def share(counts: Mapping[str, int], outcome: str) -> Stat:
+    """The share of ``outcome`` among the scored (non-error) items, Wilson 95% CI."""
+    from pytest_citebench.report import Stat
+
+    n = sum(v for k, v in counts.items() if k != "error")
+    k = counts.get(outcome, 0)
+    lo, hi = wilson_ci(k, n)
+    return Stat(k / n if n else math.nan, lo, hi, n)
+
+
+@dataclass(frozen=True)
+class HeadlineRow:
+    model: str
+    task: str
+    variant: bool  # adversarial swaps (``+swap-`` suites), reported apart from the originals
+    suites: int
+    n: int  # scored items (errors excluded)
+    errors: int
+    counts: Mapping[str, int]
+
+    @property
+    def task_label(self) -> str:
+        return f"{self.task} (swapped)" if self.variant else self.task
+
+    def share(self, outcome: str) -> Stat:
+        return share(self.counts, outcome)
+
+
+def headline_rows(records: Sequence[Mapping[str, Any]]) -> list[HeadlineRow]:
+    """One row per model x task (x original/swapped), suites of the task pooled, never tasks."""
+    counts: dict[tuple[str, str, bool], Counter[str]] = defaultdict(Counter)
+    suites: dict[tuple[str, str, bool], set[str]] = defaultdict(set)
+    for r in records:
+        task = str(r.get("task", ""))
+        if not has_outcome_shares(task):
+            continue
+        suite = str(r.get("suite", ""))
+        key = (str(r.get("model", "")), task, "+swap-" in suite)
+        counts[key][str(r.get("outcome", ""))] += 1
+        suites[key].add(suite)
+    rows = []
+    for key in sorted(counts):
+        c = counts[key]
+        errors = c.get("error", 0)
+        rows.append(HeadlineRow(*key, len(suites[key]), sum(c.values()) - errors, errors, dict(c)))
+    return rows
+
+
+def own_metric_aggregates(aggregates: Sequence[Aggregate]) -> list[Aggregate]:
+    """Whole-task aggregates of the tasks judged by their set metrics, for their headline."""
+    return sorted(
+        (a for a in aggregates if a.stage is None and not has_outcome_shares(a.task)),
+        key=lambda a: (a.model, a.task, a.suite),
+    )
+
+
+def own_metrics(agg: Aggregate) -> list[str]:
+    """The set metrics a task documents, in its order (never the outcome shares)."""
+    docs = getattr(_task(agg.task), "set_metric_docs", {}) or {}
+    return [m for m in docs if m in agg.metrics]
+
+
+# -- the verdict -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``gates`` is "passed", "failed" or "none"; ``text`` the words for it; ``problems`` what
+    else should stop a release (errors, regressions); ``notes`` facts that stop nothing."""
+
+    gates: str
+    text: str
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def state(self) -> str:
+        """ "bad" (red), "ok" (green: gates were set and passed, nothing else wrong) or
+        "neutral": nothing was judged, so nothing may look green."""
+        if self.gates == "failed" or self.problems:
+            return "bad"
+        return "ok" if self.gates == "passed" else "neutral"
+
+    def line(self) -> str:
+        return "; ".join((self.text, *self.problems, *self.notes))
+
+
+def _failed_text(result: GateResult) -> str:
+    m = result.measured
+    return (
+        f"{result.gate.spec} on {result.model} {result.suite}:{result.task} "
+        f"(measured {m.value:.4g})"
+    )
+
+
+def verdict(
+    gate_results: Sequence[GateResult],
+    unmatched_gates: Sequence[Gate] = (),
+    *,
+    errors: int = 0,
+    comparison: Comparison | None = None,
+    max_named: int = 3,
+) -> Verdict:
+    """Exactly one of "gates passed", "gate failed: <which>" or "no gate set: nothing was
+    judged"; errors and regressions are added whatever the gates said."""
+    failed = [g for g in gate_results if not g.passed]
+    if failed:
+        named = ", ".join(_failed_text(g) for g in failed[:max_named])
+        more = f" and {len(failed) - max_named} more" if len(failed) > max_named else ""
+        gates, text = "failed", f"{GATE_FAILED}: {named}{more}"
+    elif gate_results:
+        gates, text = "passed", f"{GATES_PASSED} ({len(gate_results)})"
+    else:
+        gates, text = "none", NO_GATE
+    problems: list[str] = []
+    notes: list[str] = []
+    if errors:
+        problems.append(f"{errors} item(s) ended in an error")
+    if comparison is not None:
+        if comparison.failures:
+            problems.append(f"{len(comparison.failures)} regression(s) against the baseline")
+        else:
+            notes.append("no regression against the baseline")
+    if unmatched_gates:
+        notes.append(f"{len(unmatched_gates)} gate(s) matched no results")
+    return Verdict(gates, text, tuple(problems), tuple(notes))
+
+
+# -- worst answers ---------------------------------------------------------------------------------
+
+
+def badness(record: Mapping[str, Any]) -> float:
+    metrics = record.get("metrics") or {}
+    for name in BADNESS:
+        if name in metrics:
+            value = float(metrics[name])
+            return 1.0 - value if name in _HIGHER_IS_BETTER else value
+    return 1.0
+
+
+@dataclass(frozen=True)
+class WorstGroup:
+    suite: str
+    task: str
+    wrong: Mapping[str, int]  # outcome -> count, over every model of the group
+    n: int  # items of the group, all outcomes
+    shown: Sequence[Mapping[str, Any]]
+
+
+def worst_groups(records: Sequence[Mapping[str, Any]], per_group: int) -> list[WorstGroup]:
+    """Every suite x task with a wrong answer, each with up to ``per_group`` of its worst:
+    hallucinated before unanswered before partial, then furthest from the gold (HR, F1)."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        task = str(r.get("task", ""))
+        if has_outcome_shares(task):
+            groups[(str(r.get("suite", "")), task)].append(r)
+    out = []
+    for (suite, task), rows in sorted(groups.items()):
+        wrong = [r for r in rows if r.get("outcome") in SEVERITY]
+        if not wrong:
+            continue
+        wrong.sort(
+            key=lambda r: (
+                SEVERITY[str(r["outcome"])],
+                -badness(r),
+                str(r.get("model", "")),
+                str(r.get("item_id", "")),
+            )
+        )
+        counts = Counter(str(r["outcome"]) for r in wrong)
+        out.append(WorstGroup(suite, task, dict(counts), len(rows), wrong[: max(0, per_group)]))
+    return out
+
+
+def item_metrics_text(record: Mapping[str, Any], limit: int = 4) -> str:
+    metrics = record.get("metrics") or {}
+    shown = [k for k in BADNESS if k in metrics] or sorted(metrics)
+    return ", ".join(f"{k}={float(metrics[k]):.3f}" for k in shown[:limit])
+
+
+def where(record: Mapping[str, Any]) -> str:
+    """An item as "suite:task item [model]": its node id would carry the suite's file path."""
+    return (
+        f"{record.get('suite', '')}:{record.get('task', '')} {record.get('item_id', '')} "
+        f"[{record.get('model', '')}]"
+    )
+
+
+def wrong_counts_text(group: WorstGroup) -> str:
+    parts = [f"{group.wrong[o]} {o}" for o in SEVERITY if group.wrong.get(o)]
+    return f"{', '.join(parts)} of {group.n}"
+
+
+# -- plain text (terminal and merge) ---------------------------------------------------------------
+
+
+def fmt_share(stat: Stat) -> str:
+    if math.isnan(stat.value):
+        return "-"
+    return f"{100 * stat.value:.1f} [{100 * stat.lo:.1f}-{100 * stat.hi:.1f}]"
+
+
+def columns_text(rows: Sequence[Sequence[str]], left: int) -> list[str]:
+    """Rows of cells as aligned text under a rule; the first ``left`` columns left-aligned."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for index, row in enumerate(rows):
+        cells = [
+            c.ljust(w) if i < left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def headline_lines(
+    records: Sequence[Mapping[str, Any]], aggregates: Sequence[Aggregate], width: int = 160
+) -> list[str]:
+    """The headline tables as text: outcome shares per model x task, then the set-metric tasks."""
+    from pytest_citebench.reports.data import fmt, label
+
+    lines: list[str] = []
+    rows = headline_rows(records)
+    if rows:
+        shares = [[fmt_share(row.share(s)) for s in SHARES] for row in rows]
+        table = [["model", "task", "n", "err", *(SHARE_LABELS[s] for s in SHARES)]]
+        for row, cells in zip(rows, shares, strict=True):
+            table.append([row.model, row.task_label, str(row.n), str(row.errors), *cells])
+        flat = columns_text(table, 2)
+        if max(len(x) for x in flat) <= width:
+            lines += flat
+        else:
+            # Long model and task names: each model on a line of its own, its tasks below.
+            table = [["  task", "n", "err", *(SHARE_LABELS[s] for s in SHARES)]]
+            for row, cells in zip(rows, shares, strict=True):
+                table.append([f"  {row.task_label}", str(row.n), str(row.errors), *cells])
+            grouped = columns_text(table, 1)
+            lines += grouped[:2]
+            model = None
+            for row, line in zip(rows, grouped[2:], strict=True):
+                if row.model != model:
+                    lines.append(row.model)
+                    model = row.model
+                lines.append(line)
+    own = own_metric_aggregates(aggregates)
+    if own:
+        if lines:
+            lines.append("")
+        lines.append("tasks judged by their own metrics (no outcome shares):")
+        for agg in own:
+            metrics = ", ".join(
+                f"{label(m)} {fmt(agg.metrics.get(m), m)}" for m in own_metrics(agg)
+            )
+            n = agg.metrics["n"].n if "n" in agg.metrics else "-"
+            text = (
+                f"{agg.model}  {agg.task}  {agg.suite}  n={n}  err={agg.counts.get('error', 0)}: "
+                f"{metrics or 'no set metrics'}"
+            )
+            lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="      ")
+    return lines
+
+
+__all__ = [
+    "GATES_PASSED",
+    "GATE_FAILED",
+    "NO_GATE",
+    "SHARES",
+    "HeadlineRow",
+    "Verdict",
+    "WorstGroup",
+    "headline_lines",
+    "headline_rows",
+    "verdict",
+    "worst_groups",
+]
