@@ -629,16 +629,24 @@ class CitebenchSession:
             raise pytest.UsageError(f"--citebench-baseline: {exc}") from None
         return items
 
+    def sampling_line(self) -> str:
+        """The sampling each model really used (a profile has its own), once when all agree."""
+        from pytest_citebench.recording import redact_params
+
+        def describe(p: SamplingParams) -> str:
+            text = f"temperature {p.temperature:g}, top_p {p.top_p:g}, max_tokens {p.max_tokens}"
+            # --citebench-param may carry headers with keys: never into a report or terminal.
+            return text + (f", {redact_params(dict(p.extra))}" if p.extra else "")
+
+        described = {m.name: describe(m.params) for m in self.models}
+        if len(set(described.values())) <= 1:
+            return next(iter(described.values()), describe(self.options.params))
+        return "; ".join(f"{name}: {text}" for name, text in described.items())
+
     def report_settings(self) -> list[tuple[str, str]]:
         """What the run was, for the reports' header (no clock: reports are reproducible)."""
         opts = self.options
-        p = opts.params
-        sampling = f"temperature {p.temperature:g}, top_p {p.top_p:g}, max_tokens {p.max_tokens}"
-        if p.extra:
-            # --citebench-param may carry headers with keys: never into a report artifact.
-            from pytest_citebench.recording import redact_params
-
-            sampling += f", {redact_params(dict(p.extra))}"
+        sampling = self.sampling_line()
         return [
             ("models", ", ".join(m.name for m in self.models)),
             ("record mode", opts.record),

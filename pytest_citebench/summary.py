@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_citebench.recording import redact_params
 from pytest_citebench.report import TABLE_WIDTH, render_table
 from pytest_citebench.reports.headline import (
     Verdict,
@@ -32,12 +31,8 @@ def _task(name: str) -> Any:
 def write_summary(tr: Any, cb: Any) -> None:
     tr.write_sep("=", "citebench")
     opts = cb.options
-    p = opts.params
     tr.write_line(
-        f"models: {', '.join(opts.models)} | record: {opts.record} | "
-        f"temperature {p.temperature:g}, "
-        f"top_p {p.top_p:g}, max_tokens {p.max_tokens}"
-        + (f", {redact_params(dict(p.extra))}" if p.extra else "")
+        f"models: {', '.join(opts.models)} | record: {opts.record} | {cb.sampling_line()}"
     )
     if not cb.aggregates and cb.records:
         # An interrupted run (Ctrl-C, --citebench-max-errors) never reached finish(): show what

@@ -100,6 +100,8 @@ params = {{seed = 3}}
         assert (body["temperature"], body["max_tokens"], body["seed"]) == (0, 7, 3)
         assert body["top_p"] == 0.5  # the command line wins over the profile
         assert [m["role"] for m in body["messages"]] == ["user"]  # system text folded in
+    # The settings line tells the profile's sampling, not the run's defaults.
+    result.stdout.fnmatch_lines(["*models: team/small*temperature 0, top_p 0.5, max_tokens 7*"])
     records = _items(pytester.path / "r.jsonl")
     assert {r["model"] for r in records} == {"team/small"}
     path = cassette_path(
