@@ -103,6 +103,7 @@ def terminal(data: ReportData, *, show: int = 3, verbose: int = 0) -> Terminal:
         comparison=data.comparison,
         error_counts=lambda: errors,
         written_reports=[],
+        sampling_line=lambda: "temperature 0, top_p 1, max_tokens 64",
     )
     tr = Terminal(verbose)
     write_summary(tr, cb)
