@@ -23,7 +23,10 @@ from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models import Model
 from pytest_citebench.recording import Recorder, cassette_path, scrub_text
 from pytest_citebench.suites import Item
-from pytest_citebench.tasks.base import Hint, Message, Outcome, Task
+from pytest_citebench.tasks.base import SCORER_VERSION, Hint, Message, Outcome, Task
+
+#: The scorer version of a record that carries none (written before versions were stamped).
+LEGACY_SCORER_VERSION = "1"
 
 
 @dataclass(frozen=True)
@@ -44,13 +47,20 @@ class ItemResult:
     error: str | None = None
     duration: float = 0.0
     nodeid: str = ""
+    # One line saying why this outcome (see docs/outcomes.md).
+    reason: str = ""
+    # The scoring rules the outcome and metrics were computed under (tasks.base.SCORER_VERSION).
+    scorer_version: str = SCORER_VERSION
 
     def to_record(self) -> dict[str, Any]:
         return {"type": "item", **asdict(self)}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ItemResult:
+        """Also reads records written before ``reason`` and ``scorer_version`` existed: those
+        were scored by scorer "1"."""
         fields = {k: v for k, v in record.items() if k != "type"}
+        fields.setdefault("scorer_version", LEGACY_SCORER_VERSION)
         return cls(**fields)
 
 
@@ -110,7 +120,14 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         score = job.task.score(job.item, attempt)
     except CitebenchError as exc:
         # Provider errors quote requests and URLs; keys in them are scrubbed like cassettes.
-        return result("error", answer="", expected="", metrics={}, error=scrub_text(str(exc)))
+        return result(
+            "error",
+            answer="",
+            expected="",
+            metrics={},
+            error=scrub_text(str(exc)),
+            reason="the model call or the scoring failed",
+        )
     except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
         trace = "".join(traceback.format_exception(exc, limit=-6))
         return result(
@@ -119,6 +136,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             expected="",
             metrics={},
             error=scrub_text(f"{type(exc).__name__}: {exc}\n{trace}"),
+            reason=f"unexpected {type(exc).__name__}",
         )
     stages = [asdict(s) for s in attempt.stages]
     return result(
@@ -128,7 +146,18 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         metrics=dict(score.metrics),
         raw_answer=attempt.final.raw,
         stages=stages,
+        reason=score.reason or DEFAULT_REASONS.get(score.outcome, score.outcome),
     )
+
+
+#: The reason of an outcome when a task has nothing more specific to say.
+DEFAULT_REASONS: dict[str, str] = {
+    "correct": "judged correct by the task's rule",
+    "partial": "nothing invented, but incomplete",
+    "abstained": "the model declined",
+    "unanswered": "the reply names no citation",
+    "hallucinated": "judged wrong by the task's rule",
+}
 
 
 class Engine:
