@@ -90,6 +90,12 @@ def _baseline_compare(args: argparse.Namespace) -> int:
     return 1 if comparison.failures else 0
 
 
+def _rescore(args: argparse.Namespace) -> int:
+    from pytest_citebench.rescore import main as rescore_main
+
+    return rescore_main(args.results, args.out, args.suites or ["suites"])
+
+
 def _new_suite(args: argparse.Namespace) -> int:
     from pytest_citebench.scaffold import ScaffoldError, scaffold
 
@@ -148,6 +154,17 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     b.add_argument("baseline")
     b.add_argument("--tolerance", type=float, default=0.0)
     b.set_defaults(func=_baseline_compare)
+    p = sub.add_parser(
+        "rescore",
+        help="re-score a results file from its recorded raw answers under today's scorer "
+        "(no model call); rewrites outcomes, metrics, reasons and aggregates",
+    )
+    p.add_argument("results", help="the results file (JSON lines)")
+    p.add_argument("-o", "--out", help="write here instead of replacing RESULTS")
+    p.add_argument(
+        "--suites", action="append", help="folder of the suites the file ran (default ./suites)"
+    )
+    p.set_defaults(func=_rescore)
     p = sub.add_parser("new-suite", help="scaffold a suite folder that validates")
     p.add_argument("directory", help="the new suite's folder, e.g. suites/mydomain")
     p.add_argument("--name", help="suite name (default: the folder's name)")

@@ -23,10 +23,14 @@ from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models import Model
 from pytest_citebench.recording import Recorder, cassette_path, scrub_text
 from pytest_citebench.suites import Item
-from pytest_citebench.tasks.base import SCORER_VERSION, Hint, Message, Outcome, Task
-
-#: The scorer version of a record that carries none (written before versions were stamped).
-LEGACY_SCORER_VERSION = "1"
+from pytest_citebench.tasks.base import (
+    LEGACY_SCORER_VERSION,
+    SCORER_VERSION,
+    Hint,
+    Message,
+    Outcome,
+    Task,
+)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ OUTCOMES: tuple[Outcome, ...] = (
 #: answer. Records carry it; a baseline scored under another version is not compared (rescore
 #: it: ``python -m pytest_citebench rescore RESULTS``). Records without it were scored by "1".
 SCORER_VERSION = "2"
+#: The scorer version of a record that carries none (written before versions were stamped).
+LEGACY_SCORER_VERSION = "1"
 
 
 @dataclass(frozen=True)

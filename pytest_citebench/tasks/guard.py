@@ -682,7 +682,7 @@ class Guard:
 
     async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         passages = _passages(item)
-        verifier_name, tau, alpha = guard_config(item)
+        guard_config(item)  # a bad configuration fails before the model is called
         prompt = GUARD_PROMPT.render(question=item["question"], passages=_numbered(passages))
         hint = Hint(
             self.name,
@@ -692,6 +692,16 @@ class Guard:
             {"passages": json.dumps(item["passages"])},
         )
         raw = await generate([Message("user", prompt)], hint=hint)
+        return self.audit(item, raw)
+
+    def restage(self, item: Item, attempt: Attempt, corpus: str | None) -> Attempt:
+        """Verify the recorded raw answer again under today's rules (``rescore``)."""
+        return self.audit(item, attempt.final.raw)
+
+    def audit(self, item: Item, raw: str) -> Attempt:
+        """The guard on one raw answer: echo removed, citations verified and flagged."""
+        passages = _passages(item)
+        verifier_name, tau, alpha = guard_config(item)
         audit: dict[str, Any] = {"verifier": verifier_name, "tau": tau, "alpha": alpha}
         if is_abstention(raw):
             audit["citations"] = []

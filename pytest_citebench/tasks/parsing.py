@@ -75,7 +75,7 @@ _PAREN_TAIL = re.compile(
 )
 _BY_TAIL = re.compile(
     r"[,.]?\s+(?:by|from)\s+(?:[A-Z][\w.'’\-]*\s*){1,4}"
-    r"(?:et\s+al\b\.?|and\s+[A-Z]|&|,|\(|\s*\b" + _YEAR + r"\b|\s+in\s+)",
+    r"(?:et\s+al\b\.?|and\s+[A-Z]|&|,|\(|\s*\b" + _YEAR + r"\b|\s+in\s+|\s*$)",
 )
 _REFERENCE_TAIL = re.compile(
     r"[.,]\s+(?:in\s+(?:proc|proceedings|advances|the\s+\w+\s+conference|international|"
@@ -156,6 +156,8 @@ def _content_lines(raw: str) -> list[str]:
     """Lines with letters, list markers, markdown leads and emphasis removed; bare labels
     ("**Title:**" alone on a line) dropped, code fences dropped."""
     out = []
+    # A hard-wrapped paragraph is one line: a line break before a lower-case word continues it.
+    raw = re.sub(r"(?<=[^\n.!?:])[ \t]*\n[ \t]*(?=[a-z(])", " ", raw)
     for line in raw.splitlines():
         if line.strip().startswith("```"):
             continue
@@ -301,7 +303,7 @@ def title_candidates(raw: str) -> list[str]:
         if value is None:
             return
         value = _strip_wrappers(_EMPHASIS.sub(r"\2", value))
-        value = re.sub(r"\s+", " ", value).strip()
+        value = re.sub(r"\s+", " ", value).strip().lstrip(".,;:!?-–—> ").strip()
         if has_letters(value) and value not in out:
             out.append(value)
 

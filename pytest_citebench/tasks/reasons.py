@@ -30,6 +30,7 @@ from pytest_citebench.tasks.base import (
 from pytest_citebench.tasks.parsing import (
     clean_authors,
     clean_title,
+    final_text,
     has_letters,
     is_abstention,
     is_placeholder,
@@ -201,6 +202,10 @@ class _Reasons:
         raw = await generate(self.messages(item), hint=self.hint(item, suite_corpus))
         return Attempt((self.parse(self.kind, raw),))
 
+    def restage(self, item: Item, attempt: Attempt, corpus: str | None) -> Attempt:
+        """Every recorded stage parsed again from its raw text (``rescore``)."""
+        return Attempt(tuple(self.parse(s.name, s.raw) for s in attempt.stages))
+
     def score(self, item: Item, attempt: Attempt) -> ItemScore:
         """Scored from the final stage's *raw* text, so a rescore applies today's parser."""
         final = attempt.final
@@ -339,6 +344,8 @@ def _judge_indirect(
         if normalize(candidate) == gold:
             return Judgement("correct", "the gold title", candidate)
     title = candidates[0]
+    if _echoes(final_text(raw), sources, instructions):
+        return Judgement("unanswered", f"echoes the prompt: {_short(final_text(raw))}", "")
     if is_placeholder(title):
         return Judgement("unanswered", f"template placeholder: {_short(title)}", "")
     if _echoes(title, sources, instructions):
