@@ -35,6 +35,8 @@ def _import_reasons(args: argparse.Namespace) -> int:
             f"{stat.suite}: {stat.items} items, {stat.corpus} cited papers"
             + (f", {stat.title_conflicts} title conflicts" if stat.title_conflicts else "")
         )
+        for fix in stat.fixes:
+            print(f"  gold hygiene: {fix}")
     return 0
 
 

@@ -189,10 +189,10 @@ def _is_initials(token: str) -> bool:
 
 
 def is_name_like(text: str) -> bool:
-    """1 to 5 words that start with a letter (with . ' - inside), none a common English word,
+    """1 to 7 words that start with a letter (with . ' - inside), none a common English word,
     at least one of two letters or more: what a person's name looks like."""
     tokens = _tokens(text)
-    if not 1 <= len(tokens) <= 5:
+    if not 1 <= len(tokens) <= 7:
         return False
     for token in tokens:
         if not re.fullmatch(r"[^\W\d_][\w.'’\-]*", token):
