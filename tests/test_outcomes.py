@@ -100,6 +100,14 @@ def judge(task: Any, raw: str, **fields: str) -> ItemScore:
         ("pass", "John Smith", "abstained"),
         ("pass\nOn second thought: John Smith", "John Smith", "correct"),
         ("John Smith. Actually, pass.", "John Smith", "abstained"),
+        ("Sure! The authors are: John Smith, Ann Lee.", "John Smith, Ann Lee", "correct"),
+        (
+            "The paper was written by John Smith and colleagues at MIT.",
+            "John Smith, Ann Lee",
+            "partial",
+        ),
+        ("Schulman, John; Levine, Sergey", "John Schulman, Sergey Levine", "correct"),
+        ("- John Smith\n- Ann Lee", "John Smith, Ann Lee", "correct"),
     ],
 )
 def test_direct_outcomes(raw: str, gold: str, outcome: str) -> None:
@@ -269,6 +277,39 @@ def test_unanswered_and_abstained_have_no_metrics() -> None:
         ),
         ("", "Trust Region Policy Optimization", "unanswered"),
         ("pass", "Trust Region Policy Optimization", "abstained"),
+        ("pass - I don't know", "Trust Region Policy Optimization", "abstained"),
+        (
+            "Sure! The title is *Trust Region Policy Optimization*.",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            'Here\'s the paper title you asked for:\n"Trust Region Policy Optimization"',
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        ("Trust Region Policy Optimization (TRPO)", "Trust Region Policy Optimization", "correct"),
+        (
+            "Trust Region Policy Optimization, ICML 2015",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "OK-VQA: A Visual Question Answering Benchmark",
+            "OK-VQA: A Visual Question Answering Benchmark",
+            "correct",
+        ),
+        (
+            "I cannot determine the paper from this sentence.",
+            "Trust Region Policy Optimization",
+            "unanswered",
+        ),
+        ("Sure! Please provide the sentence.", "Trust Region Policy Optimization", "unanswered"),
+        (
+            'I\'m not sure, but it could be "Asynchronous Methods for Deep RL".',
+            "Trust Region Policy Optimization",
+            "hallucinated",
+        ),
     ],
 )
 def test_indirect_outcomes(raw: str, gold: str, outcome: str) -> None:

@@ -104,7 +104,11 @@ _STOPWORDS = frozenset(
         "based",
     ]
 )
-_ET_AL = re.compile(r"\bet\.?\s*al\b\.?|\band\s+others\b|\band\s+colleagues\b", re.IGNORECASE)
+_ET_AL = re.compile(
+    r"(?:\bet\.?\s*al\b\.?|\band\s+(?:others|colleagues|co-?workers|co-?authors|team)\b)"
+    r"(?:\s+(?:at|from|of|in)\s+[^,;\n]*)?",
+    re.IGNORECASE,
+)
 _INITIALS_TOKEN = re.compile(r"^(?:[A-Z]\.?-?)+$|^[A-Z]{1,3}$")
 _UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"})
 

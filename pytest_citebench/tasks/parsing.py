@@ -64,7 +64,8 @@ _PROSE_START = re.compile(
 _PROSE_VERB = re.compile(
     r"\b(?:is|are|was|were|be|been|being|has|have|had|can|could|would|will|should|does|do|did|"
     r"seems?|appears?|cites?|citing|refers?|mentions?|describes?|proposes?|presents?|discusses?|"
-    r"likely|introduced|published|written|provides?|shows?|focuses|explores?|am|know|think)\b"
+    r"likely|introduced|published|written|provides?|shows?|focuses|explores?|am|know|think|not|"
+    r"cannot|can't|don't|unable|determine|identify|find|sure|need|please)\b"
 )
 _YEAR = r"(?:19|20)\d{2}[a-z]?"
 _PAREN_TAIL = re.compile(
@@ -91,6 +92,26 @@ _PLACEHOLDER = re.compile(
     r"john\s+doe|jane\s+doe|xyz|lorem\s+ipsum)\b",
     re.IGNORECASE,
 )
+
+
+# Chat preambles: "Sure!", "Certainly.", "Here is the title:", "Here's what I found:".
+_INTERJECTION = re.compile(
+    r"^\s*(?:sure|certainly|of\s+course|okay|ok|yes|absolutely|great|alright|got\s+it)"
+    r"[!,.:]+(?:\s+|$)",  # punctuation required: "OK-VQA", "Great Expectations" are titles
+    re.IGNORECASE,
+)
+_HERE_IS = re.compile(
+    r"^\s*here(?:'s|’s|\s+is|\s+are|\s+it\s+is)\b[^:\n]{0,80}?(?::|$)\s*", re.IGNORECASE
+)
+
+
+def _strip_preamble(line: str) -> str:
+    previous = None
+    while previous != line:
+        previous = line
+        line = _INTERJECTION.sub("", line, count=1)
+        line = _HERE_IS.sub("", line, count=1)
+    return line
 
 
 def _strip_wrappers(text: str) -> str:
@@ -139,8 +160,8 @@ def is_abstention(raw: str) -> bool:
     first = text.splitlines()[0]
     if any(_is_pass_text(c) for c in (text, first)):
         return True
-    sentence = re.split(r"(?<=[.!?])\s+", first, maxsplit=1)[0]
-    return _is_pass_text(sentence) and final_text(raw) != raw.strip()
+    # "pass - I don't know", "Pass, I cannot tell", "PASS (not enough information)".
+    return re.match(r"^[\W_]*pass[\W_]*?(?:\s[-–—]\s|[:,;.(!]|$)", first, re.IGNORECASE) is not None
 
 
 def has_letters(text: str) -> bool:
@@ -163,8 +184,11 @@ def _content_lines(raw: str) -> list[str]:
             continue
         line = _MARKDOWN_LEAD.sub("", line)
         line = _LIST_MARKER.sub("", line).strip()
+        line = _strip_preamble(line)
         if not has_letters(line) or _LEADING_LABEL.fullmatch(line + " "):
             continue
+        if line.rstrip("*_ ").endswith(":") and len(line.split()) <= 12 and not quoted_spans(line):
+            continue  # "The authors of the paper are:" alone on its line introduces the next
         out.append(line)
     return out
 
@@ -324,7 +348,10 @@ def title_candidates(raw: str) -> list[str]:
         if looks_like_prose(line) and body == line and not spans:
             # A sentence with no quoted title: try after "is"/"titled" anyway, last.
             body = re.sub(r"^.*?\b(?:titled|entitled|called|is)\s+", "", line, count=1)
-        add(_trim_tail(body))
+        trimmed = _trim_tail(body)
+        add(trimmed)
+        add(re.sub(r"\s*[(\[][^()\[\]]*[)\]]\s*$", "", trimmed))  # "X (TRPO)"
+        add(re.sub(r",\s+[^,]*\b" + _YEAR + r"\b[^,]*$", "", trimmed))  # "X, ICML 2015"
         add(body)
         add(line)
         if out:
