@@ -78,7 +78,15 @@ def test_outcomes_categories_and_results_file(pytester: pytest.Pytester, tiny: P
     assert wrong["expected"] == "Efficient Estimation of Word Representations in Vector Space"
     assert set(wrong["metrics"]) == {"bleu", "f1", "hr_paper", "hr_code"}
     indirect = next(a for a in aggs if a["task"] == "indirect")
-    assert indirect["counts"] == {"correct": 2, "abstained": 1, "hallucinated": 1, "error": 0}
+    assert indirect["counts"] == {
+        "correct": 2,
+        "partial": 0,
+        "abstained": 1,
+        "unanswered": 0,
+        "hallucinated": 1,
+        "error": 0,
+    }
+    assert wrong["reason"].startswith("names a title that is not the gold")
     assert indirect["metrics"]["accuracy"]["value"] == 0.5
     assert indirect["metrics"]["pp"]["value"] == 0.25
     lo, hi = indirect["metrics"]["accuracy"]["ci"]

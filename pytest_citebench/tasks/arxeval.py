@@ -542,8 +542,7 @@ class Mixed:
         config = doi_config()
         hint = Hint(self.name, item["mixed_title"], item.suite, suite_corpus)
         raw = await generate(self.messages(item), hint=hint)
-        if not raw.strip():
-            raise ResponseError("empty answer: no titles or DOIs to check")
+        # An empty reply names nothing: it is scored *unanswered* (no DOI), not an error.
         pairs = _distinct_pairs(raw)
         answer = "\n".join(f"{title or '(no title)'} | doi:{doi}" for title, doi in pairs)
         if not pairs and declines(raw):

@@ -14,6 +14,7 @@ Accepted spellings (see docs/outcomes.md): "M. I. Jordan", "MI Jordan", "Jordan,
 
 from __future__ import annotations
 
+import contextvars
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -103,6 +104,71 @@ _STOPWORDS = frozenset(
         "however",
         "based",
     ]
+) | frozenset(
+    # Words of prose about authors ("researchers who have published several related works").
+    (
+        "at",
+        "by",
+        "university",
+        "institute",
+        "lab",
+        "laboratory",
+        "team",
+        "group",
+        "department",
+        "college",
+        "inc",
+        "sure",
+        "certainly",
+        "unfortunately",
+        "et",
+        "have",
+        "has",
+        "had",
+        "published",
+        "several",
+        "related",
+        "works",
+        "work",
+        "researchers",
+        "scientists",
+        "experts",
+        "people",
+        "various",
+        "many",
+        "some",
+        "other",
+        "others",
+        "different",
+        "who",
+        "whom",
+        "whose",
+        "be",
+        "been",
+        "would",
+        "could",
+        "should",
+        "might",
+        "also",
+        "such",
+        "topic",
+        "papers",
+        "article",
+        "study",
+        "studies",
+        "his",
+        "her",
+        "their",
+        "our",
+        "and",
+        "or",
+        "to",
+        "a",
+        "as",
+        "but",
+        "if",
+        "none",
+    )
 )
 _ET_AL = re.compile(
     r"(?:\bet\.?\s*al\b\.?|\band\s+(?:others|colleagues|co-?workers|co-?authors|team)\b)"
@@ -192,6 +258,10 @@ def _is_initials(token: str) -> bool:
     return _INITIALS_TOKEN.match(token) is not None
 
 
+# True while parsing an answer that has no capital letter at all.
+_LOWER_OK: contextvars.ContextVar[bool] = contextvars.ContextVar("lower_ok", default=True)
+
+
 def is_name_like(text: str) -> bool:
     """1 to 7 words that start with a letter (with . ' - inside), none a common English word,
     at least one of two letters or more: what a person's name looks like."""
@@ -201,9 +271,15 @@ def is_name_like(text: str) -> bool:
     for token in tokens:
         if not re.fullmatch(r"[^\W\d_][\w.'’\-]*", token):
             return False
+        if _is_initials(token):
+            continue  # "Zhao BY": initials, not the word "by"
         if len(token.strip(".")) > 1 and token.lower().strip(".") in _STOPWORDS:
             return False
-    return any(len(re.sub(r"[^\w]", "", t)) >= 2 for t in tokens)
+    if not any(len(re.sub(r"[^\w]", "", t)) >= 2 for t in tokens):
+        return False
+    # Names are capitalised: "have published related works" is not a name. An answer written
+    # wholly in lower case ("john smith") is judged by the other rules only.
+    return any(t[:1].isupper() for t in tokens) or _LOWER_OK.get()
 
 
 def person(text: str, *, surname_first: bool = False) -> Person | None:
@@ -268,6 +344,14 @@ def parse_authors(text: str) -> AuthorList:
     ("O.", "M. I.") belongs to the surname before it ("Ronneberger, O."), and "Surname, Given"
     inside one "and"-separated chunk (BibTeX style) is one person.
     """
+    token = _LOWER_OK.set(text == text.lower())
+    try:
+        return _parse_authors(text)
+    finally:
+        _LOWER_OK.reset(token)
+
+
+def _parse_authors(text: str) -> AuthorList:
     text = re.sub(r"\s*\([^()]*\)\s*", " ", text)  # affiliations, nicknames, years
     text = re.sub(r"\s[\"'“‘][^\"'”’,]{1,20}[\"'”’]\s", " ", text)  # Chiyu "Max" Jiang
     et_al = _ET_AL.search(text) is not None

@@ -65,7 +65,8 @@ _PROSE_VERB = re.compile(
     r"\b(?:is|are|was|were|be|been|being|has|have|had|can|could|would|will|should|does|do|did|"
     r"seems?|appears?|cites?|citing|refers?|mentions?|describes?|proposes?|presents?|discusses?|"
     r"likely|introduced|published|written|provides?|shows?|focuses|explores?|am|know|think|not|"
-    r"cannot|can't|don't|unable|determine|identify|find|sure|need|please)\b"
+    r"cannot|can't|don't|unable|determine|identify|find|sure|need|please|studied|proposed|followed|"
+    r"talks|discuss(?:es|ed)?|suggests?|suggested|mentioned|referring|used|gives?|given)\b"
 )
 _YEAR = r"(?:19|20)\d{2}[a-z]?"
 _PAREN_TAIL = re.compile(
@@ -114,6 +115,14 @@ def _strip_preamble(line: str) -> str:
     return line
 
 
+_LABEL_HEADING = re.compile(
+    r"[\s*_]*(?:the\s+)?(?:(?:possible|likely|probable|cited|candidate|suggested|most\s+likely|"
+    r"best|my|final|research|original)\s+)*(?:paper|title|answer|citation|reference|result|"
+    r"guess|authors?|author\s+list)s?(?:\s+(?:title|name|names|list))?[\s*_:]*",
+    re.IGNORECASE,
+)
+
+
 def _strip_wrappers(text: str) -> str:
     """Remove surrounding whitespace, quotes, emphasis and final punctuation, repeatedly."""
     previous = None
@@ -137,10 +146,18 @@ def _is_pass_text(candidate: str) -> bool:
     return cleaned in {"pass", "i pass", "i'll pass", "i will pass"}
 
 
+# Chat-template tokens a raw completion model may print ("[INST]", "<end_of_turn>", "</s>").
+_CHAT_TOKENS = re.compile(
+    r"\[/?INST\]|<\|[^<>|]{1,30}\|>|</?s>|<(?:start|end)_of_turn>(?:user|model)?|<[be]os>",
+    re.IGNORECASE,
+)
+
+
 def final_text(raw: str) -> str:
     """The part of ``raw`` that is the model's final answer: after its last revision marker
-    ("on second thought:", "actually,", "final answer:") when something follows it."""
-    text = raw.strip()
+    ("on second thought:", "actually,", "final answer:") when something follows it; chat
+    template tokens removed."""
+    text = _CHAT_TOKENS.sub(" ", raw).strip()
     last = None
     for match in _REVISION.finditer(text):
         if text[match.end() :].strip():
@@ -187,6 +204,8 @@ def _content_lines(raw: str) -> list[str]:
         line = _strip_preamble(line)
         if not has_letters(line) or _LEADING_LABEL.fullmatch(line + " "):
             continue
+        if _LABEL_HEADING.fullmatch(line):
+            continue  # "### Possible cited paper" over the title on the next line
         if line.rstrip("*_ ").endswith(":") and len(line.split()) <= 12 and not quoted_spans(line):
             continue  # "The authors of the paper are:" alone on its line introduces the next
         out.append(line)
@@ -210,7 +229,8 @@ def looks_like_prose(text: str) -> bool:
     capitalized = [w for w in long_words if w.strip("\"'`*_:,.?!()")[:1].isupper()]
     if long_words and len(capitalized) >= 0.7 * len(long_words) and len(long_words) >= 2:
         return False  # Title Case: "My Body is a Cage: the Role of Morphology in ..."
-    starts = _PROSE_START.match(text.strip(" \"'*_")) is not None
+    stripped = text.strip(" \"'*_.,;:")
+    starts = _PROSE_START.match(stripped) is not None or stripped[:1].islower()
     return starts and _PROSE_VERB.search(text) is not None
 
 
@@ -334,8 +354,8 @@ def title_candidates(raw: str) -> list[str]:
     bib = _bibtex_title(text)
     if bib:
         add(bib)
-    for line in _content_lines(text):
-        line = _EMPHASIS.sub(r"\2", line)
+    for raw_line in _content_lines(text):
+        line = _EMPHASIS.sub(r"\2", raw_line)
         labelled = _LEADING_LABEL.sub("", line)
         apa = _apa_title(labelled)
         if apa:
@@ -344,10 +364,14 @@ def title_candidates(raw: str) -> list[str]:
         for span in spans:
             if len(span[2].split()) >= 2 or span[0] == 0:
                 add(_title_from_quote(labelled, span))
+        # "### Possible cited paper **Title**": an emphasised span of a longer line.
+        for emphasised in re.finditer(r"(\*\*|__)(.+?)\1", raw_line):
+            if len(emphasised.group(2).split()) >= 2 and emphasised.group(0) != raw_line.strip():
+                add(emphasised.group(2))
         body = labelled if labelled != line else _strip_lead_in(line)
         if looks_like_prose(line) and body == line and not spans:
-            # A sentence with no quoted title: try after "is"/"titled" anyway, last.
-            body = re.sub(r"^.*?\b(?:titled|entitled|called|is)\s+", "", line, count=1)
+            # A sentence with no quoted title: try after "titled" / "called" anyway.
+            body = re.sub(r"^.*?\b(?:titled|entitled|called)\s+", "", line, count=1)
         trimmed = _trim_tail(body)
         add(trimmed)
         add(re.sub(r"\s*[(\[][^()\[\]]*[)\]]\s*$", "", trimmed))  # "X (TRPO)"

@@ -113,7 +113,20 @@ def _echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> b
             return True
         if t in ns and words >= max(3, 0.6 * len(ns.split())):
             return True
-    return any(t in normalize(i) and words >= 3 for i in instructions)
+    if any(t in normalize(i) and words >= 3 for i in instructions):
+        return True
+    # Looser echoes of a base model: a run of eight instruction words, or a long reply made
+    # (80%+) of the prompt's own words (the sentence repeated, looped or slightly altered).
+    tokens = t.split()
+    for i in instructions:
+        inst = normalize(i).split()
+        grams = {tuple(inst[k : k + 8]) for k in range(len(inst) - 7)}
+        if any(tuple(tokens[k : k + 8]) in grams for k in range(len(tokens) - 7)):
+            return True
+    prompt_words = {w for source in sources for w in normalize(source).split()}
+    if words >= 8 and prompt_words:
+        return sum(w in prompt_words for w in tokens) >= 0.8 * words
+    return False
 
 
 def author_keys(authors: str) -> frozenset[str]:
