@@ -125,6 +125,11 @@ def test_direct_echo_of_the_prompt_or_title_is_unanswered() -> None:
         assert judge(DIRECT, raw).outcome == "unanswered", raw
 
 
+def test_a_short_citing_title_echoed_as_the_answer_is_unanswered() -> None:
+    score = judge(INDIRECT, 'Title: "Robot Control"', citing_title="Robot Control")
+    assert score.outcome == "unanswered", score.reason
+
+
 def test_direct_title_then_authors_scores_the_authors() -> None:
     raw = "Trust Region Policy Optimization by John Schulman, Sergey Levine, Philipp Moritz, "
     raw += "Michael I. Jordan and Pieter Abbeel"

@@ -129,14 +129,6 @@ def _echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> b
     return False
 
 
-def author_keys(authors: str) -> frozenset[str]:
-    """Folded surnames of an author list (for display and quick checks; matching people is
-    :func:`~pytest_citebench.tasks.authors.compare_authors`, which also compares given names)."""
-    return frozenset(
-        min(p.readings[0][0]) for p in parse_authors(authors).persons if p.readings[0][0]
-    )
-
-
 def same_authors(answer: str, gold: str) -> bool:
     """The same set of people, in any order, spelling or initialling."""
     persons = parse_authors(answer).persons
