@@ -522,3 +522,25 @@ def test_guard_echoed_passages_are_not_citations() -> None:
 
 
 _ = Path  # keep the import for type checkers of the helpers above
+
+
+def test_a_title_the_sentence_mentions_is_a_wrong_attribution_but_the_sentence_is_an_echo() -> None:
+    sentence = (
+        "Jun Zhao, Ulrik Lyngs, and Nigel Shadbolt. 2018. What privacy concerns do parents have "
+        "about children's mobile apps, and how can they stay SHARP? CoRR abs/1809.10841 (2018)."
+    )
+    named = "What privacy concerns do parents have about children's mobile apps, and how can they stay SHARP?"
+    assert judge(INDIRECT, named, sentence=sentence).outcome == "hallucinated"
+    assert judge(INDIRECT, sentence, sentence=sentence).outcome == "unanswered"
+    looped = "the mobile apps of children, the mobile apps of children, the mobile apps of children"
+    assert judge(INDIRECT, looped, sentence=sentence + " the of").outcome == "unanswered"
+
+
+def test_a_self_citation_inside_an_echoed_prompt_is_not_correct() -> None:
+    title = "A Change-Sensitive Algorithm for Maintaining Maximal Bicliques"
+    echo = (
+        f'I have taken a sentence from the research paper titled "{title}", give me the title '
+        "of the possible research paper that this sentence is citing to."
+    )
+    assert judge(INDIRECT, echo, citing_title=title, cited_title=title).outcome == "unanswered"
+    assert judge(INDIRECT, title, citing_title=title, cited_title=title).outcome == "correct"

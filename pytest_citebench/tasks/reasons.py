@@ -98,6 +98,17 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _runs_of(text: str, instructions: Sequence[str], n: int = 8) -> bool:
+    """The text repeats a run of ``n`` consecutive words of the instructions."""
+    tokens = normalize(text).split()
+    for i in instructions:
+        inst = normalize(i).split()
+        grams = {tuple(inst[k : k + n]) for k in range(len(inst) - n + 1)}
+        if any(tuple(tokens[k : k + n]) in grams for k in range(len(tokens) - n + 1)):
+            return True
+    return False
+
+
 def _echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> bool:
     """The answer repeats the prompt: a source text whole (the citing title, the sentence,
     the cited title of a direct prompt), most of one, or a run of the instructions."""
@@ -118,14 +129,21 @@ def _echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> b
     # Looser echoes of a base model: a run of eight instruction words, or a long reply made
     # (80%+) of the prompt's own words (the sentence repeated, looped or slightly altered).
     tokens = t.split()
-    for i in instructions:
-        inst = normalize(i).split()
-        grams = {tuple(inst[k : k + 8]) for k in range(len(inst) - 7)}
-        if any(tuple(tokens[k : k + 8]) in grams for k in range(len(tokens) - 7)):
+    if _runs_of(text, instructions):
+        return True
+    # A title the sentence itself mentions (a reference string citing another paper) is a
+    # wrong attribution when named alone; it is an echo when the reply reproduces most of the
+    # sentence, loops over it, or is prose.
+    for source in sources:
+        source_words = set(normalize(source).split())
+        if words < 8 or not source_words:
+            continue
+        if sum(w in source_words for w in tokens) < 0.8 * words:
+            continue
+        covers = len(set(tokens) & source_words) >= 0.75 * len(source_words)
+        loops = words >= 2 * len(set(tokens))
+        if covers or loops or looks_like_prose(text):
             return True
-    prompt_words = {w for source in sources for w in normalize(source).split()}
-    if words >= 8 and prompt_words:
-        return sum(w in prompt_words for w in tokens) >= 0.8 * words
     return False
 
 
@@ -345,8 +363,11 @@ def _judge_indirect(
     if not candidates:
         return Judgement("unanswered", "no title-like span", "")
     gold = normalize(item["cited_title"])
+    # A self-citation's gold is the citing title: found inside an echo of the instructions it is
+    # the prompt repeated, not an answer.
+    repeated = gold in {normalize(s) for s in sources} and _runs_of(final_text(raw), instructions)
     for candidate in candidates:
-        if normalize(candidate) == gold:
+        if normalize(candidate) == gold and not repeated:
             return Judgement("correct", "the gold title", candidate)
     title = candidates[0]
     if _echoes(final_text(raw), sources, instructions):
