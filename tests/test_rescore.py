@@ -149,3 +149,57 @@ def test_new_outcomes_have_letters_and_only_hallucinated_fails_strict(
     failing = pytester.runpytest("--citebench", "--citebench-strict", "--citebench-task", "direct")
     assert failing.ret == pytest.ExitCode.TESTS_FAILED
     assert failing.parseoutcomes().get("failed") == 40
+
+
+def _old_record(suite_name: str, item_id: str, task_name: str, raw: str) -> dict[str, Any]:
+    """A record as scorer 1 left it: the stages solve recorded, a stale outcome, no reason."""
+    import asyncio
+    from dataclasses import asdict
+
+    from pytest_citebench.suites import load_suite
+
+    suite = load_suite(REPO / "suites" / suite_name / "suite.toml")
+    item = next(i for i in suite.items if i.id == item_id)
+    task = registry.get(task_name)
+    corpus = suite.manifest.corpus_file
+
+    async def generate(messages: Any, *, hint: Any) -> str:
+        return raw
+
+    attempt = asyncio.run(task.solve(item, generate, suite_corpus=str(corpus) if corpus else None))
+    return {
+        "type": "item",
+        "model": "m",
+        "suite": suite_name,
+        "suite_version": suite.manifest.version,
+        "task": task_name,
+        "item_id": item_id,
+        "outcome": "hallucinated",
+        "answer": attempt.final.answer,
+        "expected": "",
+        "metrics": {},
+        "raw_answer": raw,
+        "stages": [asdict(s) for s in attempt.stages],
+    }
+
+
+def test_rescore_record_for_mixed_and_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_citebench.rescore import _suites, rescore_record
+
+    monkeypatch.delenv("CITEBENCH_DOI", raising=False)
+    suites = _suites([REPO / "suites" / "arxeval" / "mixed-reasons", REPO / "suites" / "guard"])
+    mixed = _old_record(
+        "arxeval/mixed-reasons", "0912.0071+1704.06873", "mixed", "1. Some Title\n2. Another"
+    )
+    new = rescore_record(mixed, suites)
+    assert new["outcome"] == "unanswered" and new["reason"] == "no DOI in the answer"
+    assert new["scorer_version"] == SCORER_VERSION
+    echo = "End every sentence with the number of the passage that supports it in square "
+    echo += "brackets, for example [2]."
+    guard = _old_record("guard/scifact-answers", "scifact-012", "guard", echo)
+    # As scorer 1 audited it: the echoed [2] was a citation.
+    audit = json.loads(guard["stages"][0]["raw"])
+    audit["citations"] = [{"flagged": True, "missing": False, "alternative_score": None}]
+    guard["stages"][0]["raw"] = json.dumps(audit)
+    new = rescore_record(guard, suites)
+    assert new["outcome"] == "unanswered" and new["metrics"]["citations"] == 0
