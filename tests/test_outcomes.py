@@ -108,6 +108,7 @@ def judge(task: Any, raw: str, **fields: str) -> ItemScore:
         ),
         ("Schulman, John; Levine, Sergey", "John Schulman, Sergey Levine", "correct"),
         ("- John Smith\n- Ann Lee", "John Smith, Ann Lee", "correct"),
+        ("OpenAI", "John Smith, Ann Lee", "unanswered"),
     ],
 )
 def test_direct_outcomes(raw: str, gold: str, outcome: str) -> None:
@@ -128,6 +129,14 @@ def test_direct_echo_of_the_prompt_or_title_is_unanswered() -> None:
 def test_a_short_citing_title_echoed_as_the_answer_is_unanswered() -> None:
     score = judge(INDIRECT, 'Title: "Robot Control"', citing_title="Robot Control")
     assert score.outcome == "unanswered", score.reason
+
+
+def test_direct_reference_string_scores_the_names_before_the_title() -> None:
+    raw = "Smith J, Lee A. A Paper About Things. ICML 2015."
+    score = judge(
+        DIRECT, raw, cited_authors="John Smith, Ann Lee", cited_title="A Paper About Things"
+    )
+    assert score.outcome == "correct", score.reason
 
 
 def test_direct_title_then_authors_scores_the_authors() -> None:
@@ -283,6 +292,21 @@ def test_unanswered_and_abstained_have_no_metrics() -> None:
         ("", "Trust Region Policy Optimization", "unanswered"),
         ("pass", "Trust Region Policy Optimization", "abstained"),
         ("pass - I don't know", "Trust Region Policy Optimization", "abstained"),
+        ("The answer is pass.", "Trust Region Policy Optimization", "abstained"),
+        ("N/A", "Trust Region Policy Optimization", "unanswered"),
+        ("Reference [12]", "Trust Region Policy Optimization", "unanswered"),
+        ('The title of the paper is "Title".', "Trust Region Policy Optimization", "unanswered"),
+        ("Schulman et al. (2015)", "Trust Region Policy Optimization", "unanswered"),
+        (
+            "The cited work is probably TRPO (Trust Region Policy Optimization).",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "I'd guess: Trust Region Policy Optimization",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
         (
             "Sure! The title is *Trust Region Policy Optimization*.",
             "Trust Region Policy Optimization",

@@ -105,7 +105,8 @@ _STOPWORDS = frozenset(
         "based",
     ]
 ) | frozenset(
-    # Words of prose about authors ("researchers who have published several related works").
+    # Words of prose about authors ("researchers who have published several related works"),
+    # and organisations, which are not people ("OpenAI", "Google Brain team").
     (
         "at",
         "by",
@@ -168,6 +169,20 @@ _STOPWORDS = frozenset(
         "but",
         "if",
         "none",
+        "unknown",
+        "openai",
+        "deepmind",
+        "google",
+        "microsoft",
+        "facebook",
+        "meta",
+        "ibm",
+        "nvidia",
+        "amazon",
+        "baidu",
+        "alibaba",
+        "tencent",
+        "brain",
     )
 )
 _ET_AL = re.compile(

@@ -42,7 +42,8 @@ _REVISION = re.compile(
 # Lead-ins a model puts before the title or the authors ("The paper is likely ...").
 _LEAD_IN = re.compile(
     r"^\s*(?:(?:based\s+on|given|from)\b[^,:]{0,160}[,:]\s*)?"
-    r"(?:(?:i\s+(?:think|believe|guess|would\s+say)|it\s+(?:seems|appears|looks)\s+(?:like|that)|"
+    r"(?:(?:i\s+(?:think|believe|guess|would\s+(?:say|guess))|i'?d\s+(?:say|guess)|my\s+guess\s+is|"
+    r"it\s+(?:seems|appears|looks)\s+(?:like|that)|"
     r"most\s+likely|probably|perhaps|possibly)\s*,?\s*)?"
     r"(?:the\s+|this\s+|that\s+|it\s+)?"
     r"(?:(?:possible|likely|cited|research|original|relevant|referenced)\s+)*"
@@ -143,7 +144,13 @@ def _strip_wrappers(text: str) -> str:
 def _is_pass_text(candidate: str) -> bool:
     cleaned = _LEADING_LABEL.sub("", _strip_wrappers(candidate))
     cleaned = _strip_wrappers(cleaned).casefold()
-    return cleaned in {"pass", "i pass", "i'll pass", "i will pass"}
+    cleaned = re.sub(
+        r"^(?:(?:the\s+|my\s+)?(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|"
+        r"i\s+(?:will|would|'ll|must|have\s+to)\s+(?:say\s+)?)",
+        "",
+        cleaned,
+    )
+    return _strip_wrappers(cleaned) in {"pass", "i pass"}
 
 
 # Chat-template tokens a raw completion model may print ("[INST]", "<end_of_turn>", "</s>").
@@ -183,6 +190,27 @@ def is_abstention(raw: str) -> bool:
 
 def has_letters(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
+
+
+_NON_ANSWER = re.compile(
+    r"(?:n/?a|none|unknown|nothing|null|nil|not\s+sure|no\s+idea|not\s+available|"
+    r"not\s+applicable|no\s+answer|i\s+do(?:n't|\s+not)\s+know|idk|unsure|tbd|"
+    r"(?:the\s+)?(?:paper\s+)?(?:title|reference|ref|citation|source|paper|work)s?"
+    r"(?:\s*\[?\d+\]?)?)",
+    re.IGNORECASE,
+)
+_AUTHOR_YEAR = re.compile(
+    r"[A-Z][\w'’\-]+(?:\s+(?:et\s+al\.?|(?:and|&)\s+[A-Z][\w'’\-]+))?,?\s*\(?"
+    + _YEAR
+    + r"\)?|[A-Z][\w'’\-]+\s+et\s+al\.?"
+)
+
+
+def is_non_answer(text: str) -> bool:
+    """ "N/A", "Unknown", "Reference [12]", "Title", "Schulman et al. (2015)": words that stand
+    where an answer would, naming no title (an author-year names no title either)."""
+    text = _strip_wrappers(text.strip())
+    return bool(_NON_ANSWER.fullmatch(text) or _AUTHOR_YEAR.fullmatch(text))
 
 
 def is_placeholder(text: str) -> bool:
@@ -376,6 +404,12 @@ def title_candidates(raw: str) -> list[str]:
         add(trimmed)
         add(re.sub(r"\s*[(\[][^()\[\]]*[)\]]\s*$", "", trimmed))  # "X (TRPO)"
         add(re.sub(r",\s+[^,]*\b" + _YEAR + r"\b[^,]*$", "", trimmed))  # "X, ICML 2015"
+        inner = re.search(r"\(([^()]{8,})\)\s*[.!]?$", body)  # "TRPO (Trust Region Policy ...)"
+        if inner and len(inner.group(1).split()) >= 2:
+            add(inner.group(1))
+        prefix = re.match(r"^([^:]{1,40}):\s+(\S.*)$", body)  # "I'd guess: X" (extra reading)
+        if prefix and len(prefix.group(1).split()) <= 5:
+            add(_trim_tail(prefix.group(2)))
         add(body)
         add(line)
         if out:

@@ -33,6 +33,7 @@ from pytest_citebench.tasks.parsing import (
     final_text,
     has_letters,
     is_abstention,
+    is_non_answer,
     is_placeholder,
     looks_like_prose,
     title_candidates,
@@ -326,13 +327,25 @@ def _judge_direct(
         return Judgement("unanswered", "nothing name-like left after cleaning", "")
     if is_placeholder(text):
         return Judgement("unanswered", f"template placeholder: {_short(text)}", "")
-    title = normalize(item["cited_title"])
-    if title and title in normalize(text):
-        after = re.split(r"\bby\b|:", text, maxsplit=1)
-        if len(after) == 2 and has_letters(after[1]):
-            text = after[1]
-        else:
-            return Judgement("unanswered", "repeats the cited title, names no author", "")
+    title_words = normalize(item["cited_title"]).split()
+    if title_words:
+        # The cited title inside the answer: names before it (a reference string), or after
+        # "by" / ":" ("<title> by A, B"); the title itself names nobody.
+        pattern = r"[\W_]*".join(re.escape(w) for w in title_words)
+        found = re.search(pattern, text, re.IGNORECASE)
+        if found:
+            before, after = text[: found.start()], text[found.end() :]
+            after = (
+                re.split(r"\bby\b|:", after, maxsplit=1)[-1]
+                if re.search(r"\bby\b|:", after)
+                else ""
+            )
+            if parse_authors(before).persons:
+                text = before
+            elif has_letters(after) and parse_authors(after).persons:
+                text = after
+            else:
+                return Judgement("unanswered", "repeats the cited title, names no author", "")
     if _echoes(text, sources, instructions):
         return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
     parsed = parse_authors(text)
@@ -370,6 +383,8 @@ def _judge_indirect(
         if normalize(candidate) == gold and not repeated:
             return Judgement("correct", "the gold title", candidate)
     title = candidates[0]
+    if is_non_answer(title):
+        return Judgement("unanswered", f"no title, only: {_short(title)}", "")
     if _echoes(final_text(raw), sources, instructions):
         return Judgement("unanswered", f"echoes the prompt: {_short(final_text(raw))}", "")
     if is_placeholder(title):
