@@ -35,6 +35,8 @@ def _import_reasons(args: argparse.Namespace) -> int:
             f"{stat.suite}: {stat.items} items, {stat.corpus} cited papers"
             + (f", {stat.title_conflicts} title conflicts" if stat.title_conflicts else "")
         )
+        for fix in stat.fixes:
+            print(f"  gold hygiene: {fix}")
     return 0
 
 
@@ -88,6 +90,12 @@ def _baseline_compare(args: argparse.Namespace) -> int:
     for delta in comparison.failures:
         print(delta.describe())
     return 1 if comparison.failures else 0
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    from pytest_citebench.rescore import main as rescore_main
+
+    return rescore_main(args.results, args.out, args.suites or ["suites"])
 
 
 def _new_suite(args: argparse.Namespace) -> int:
@@ -148,6 +156,17 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     b.add_argument("baseline")
     b.add_argument("--tolerance", type=float, default=0.0)
     b.set_defaults(func=_baseline_compare)
+    p = sub.add_parser(
+        "rescore",
+        help="re-score a results file from its recorded raw answers under today's scorer "
+        "(no model call); rewrites outcomes, metrics, reasons and aggregates",
+    )
+    p.add_argument("results", help="the results file (JSON lines)")
+    p.add_argument("-o", "--out", help="write here instead of replacing RESULTS")
+    p.add_argument(
+        "--suites", action="append", help="folder of the suites the file ran (default ./suites)"
+    )
+    p.set_defaults(func=_rescore)
     p = sub.add_parser("new-suite", help="scaffold a suite folder that validates")
     p.add_argument("directory", help="the new suite's folder, e.g. suites/mydomain")
     p.add_argument("--name", help="suite name (default: the folder's name)")

@@ -16,6 +16,9 @@ A metric *fails* when it is worse by more than the tolerance **and** the evidenc
 McNemar p < 0.05 for the shares, or the whole bootstrap CI beyond the tolerance band for the means.
 An equal run therefore always passes, and a tolerance lets a release accept a known small cost.
 Items that ended in an error in either run are not paired: errors fail the run on their own.
+Groups whose suite version or scorer version differ between the runs are not paired either: the
+same answer may have another outcome under another scorer, so a delta would measure the rules,
+not the model. The note says to rescore the older file (``python -m pytest_citebench rescore``).
 """
 
 from __future__ import annotations
@@ -290,8 +293,16 @@ def compare(
                 (base[i].get("suite_version"), new[i].get("suite_version")) for i in shared_ids
             }
             changed = sorted({f"v{b} -> v{n}" for b, n in versions if b != n})
+            scorers = {(_scorer(base[i]), _scorer(new[i])) for i in shared_ids}
+            rescored = sorted({f"{b} -> {n}" for b, n in scorers if b != n})
             if changed:
                 note = f"suite version changed ({', '.join(changed)}): not compared"
+            elif rescored:
+                note = (
+                    f"scorer version changed ({', '.join(rescored)}): not compared; rescore the "
+                    "older file with 'python -m pytest_citebench rescore FILE -o FILE' "
+                    "(no model call) and compare again"
+                )
         if note is not None:
             result.groups.append(
                 GroupComparison(model, suite, task, shared, new_only, base_only, 0, note=note)
@@ -317,6 +328,13 @@ def compare(
             )
         )
     return result
+
+
+def _scorer(record: Mapping[str, Any]) -> str:
+    """The scorer version a record was scored under; records from before versions: "1"."""
+    from pytest_citebench.tasks.base import LEGACY_SCORER_VERSION
+
+    return str(record.get("scorer_version") or LEGACY_SCORER_VERSION)
 
 
 def compare_files(new: Path, base: Path, *, tolerance: float = 0.0) -> Comparison:

@@ -133,6 +133,8 @@ class CaseItem(pytest.Item):
         self.user_properties.append((PROPERTY, result.to_record()))
         # Flat per-item pairs for JUnit XML (--junitxml): CI dashboards read <property> tags.
         self.user_properties.append((f"{PROPERTY}.outcome", result.outcome))
+        if result.reason:
+            self.user_properties.append((f"{PROPERTY}.reason", result.reason))
         for name, value in sorted(result.metrics.items()):
             self.user_properties.append((f"{PROPERTY}.{name}", value))
         if result.outcome == "error":
@@ -162,6 +164,8 @@ def describe(result: ItemResult, why: str) -> str:
         lines.append(result.error)
     else:
         lines += [f"  expected: {result.expected}", f"  given:    {result.answer}"]
+        if result.reason:
+            lines.append(f"  why:      {result.reason}")
         if result.raw_answer and result.raw_answer.strip() != result.answer:
             lines.append(f"  raw:      {result.raw_answer.strip()[:500]}")
         if result.metrics:

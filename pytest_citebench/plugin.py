@@ -13,9 +13,13 @@ FLAG = "--citebench"
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 # Items --citebench-shard deselected: an empty shard is fine only if it had items to give away.
 _SHARD_DESELECTED = pytest.StashKey[int]()
+# Outcomes other than correct get their own summary category and letter; none of them fails the
+# run (only errors do, and hallucinated under --citebench-strict).
 _CATEGORIES = {
     "hallucinated": ("hallucinated", "H", "HALLUCINATED"),
     "abstained": ("abstained", "A", "ABSTAINED"),
+    "partial": ("partial", "P", "PARTIAL"),
+    "unanswered": ("unanswered", "U", "UNANSWERED"),
 }
 
 
@@ -63,7 +67,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SPEC",
         help="gate 'SUITE_GLOB:TASK:METRIC<=VALUE' (or >=), repeatable",
     )
-    group.addoption("--citebench-strict", action="store_true", help="hallucinated items fail")
+    group.addoption(
+        "--citebench-strict",
+        action="store_true",
+        help="hallucinated items fail (partial, unanswered and abstained never do)",
+    )
     group.addoption("--citebench-results", metavar="FILE", help="write JSON-lines results here")
     group.addoption(
         "--citebench-concurrency", type=int, metavar="N", help="model calls in flight (16)"

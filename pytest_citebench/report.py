@@ -24,11 +24,23 @@ from pytest_citebench.tasks.base import OUTCOMES
 BASE_METRICS: Mapping[str, str] = {
     "accuracy": "share of items answered correctly",
     "pp": "pass percentage: share of items where the model abstained",
-    "hallucinated": "share of items answered wrongly (neither correct nor abstained)",
+    "hallucinated": "share of items naming at least one invented or wrong citation element",
+    "partial": "share of items answered with nothing invented but incomplete",
+    "unanswered": "share of items whose reply names no citation (empty, an echo of the prompt, "
+    "a placeholder)",
     "errors": "items that ended in an error",
     "n": "items scored",
 }
-_SHARES = (("accuracy", "correct"), ("pp", "abstained"), ("hallucinated", "hallucinated"))
+_SHARES = (
+    ("accuracy", "correct"),
+    ("pp", "abstained"),
+    ("hallucinated", "hallucinated"),
+    ("partial", "partial"),
+    ("unanswered", "unanswered"),
+)
+# Per-item metrics (HR, F1, BLEU, ...) are means over items that named something: abstained and
+# unanswered items have no answer to measure.
+_NOT_ANSWERED = ("abstained", "unanswered")
 _HEADERS = {
     "accuracy": "acc %",
     "pp": "PP %",
@@ -121,7 +133,7 @@ def _aggregate_group(
         k = counts.get(outcome, 0)
         lo, hi = wilson_ci(k, n)
         metrics[name] = Stat(k / n if n else math.nan, lo, hi, n)
-    answered = [r for r in scored if r["outcome"] != "abstained"]
+    answered = [r for r in scored if r["outcome"] not in _NOT_ANSWERED]
     for name in getattr(task_obj, "metrics", {}):
         values = [float(r["metrics"][name]) for r in answered if name in r["metrics"]]
         if values:

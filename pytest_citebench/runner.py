@@ -24,7 +24,14 @@ from pytest_citebench.errors import CassetteMiss, CitebenchError
 from pytest_citebench.models import Model, track_usage, usage_summary
 from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_text
 from pytest_citebench.suites import Item
-from pytest_citebench.tasks.base import Hint, Message, Outcome, Task
+from pytest_citebench.tasks.base import (
+    LEGACY_SCORER_VERSION,
+    SCORER_VERSION,
+    Hint,
+    Message,
+    Outcome,
+    Task,
+)
 
 
 @dataclass(frozen=True)
@@ -47,14 +54,22 @@ class ItemResult:
     nodeid: str = ""
     # Remote calls only: {"calls", "prompt_tokens", "completion_tokens", "cost", "latencies"}.
     usage: dict[str, Any] | None = None
+    # One line saying why this outcome (see docs/outcomes.md).
+    reason: str = ""
+    # The scoring rules the outcome and metrics were computed under (tasks.base.SCORER_VERSION).
+    scorer_version: str = SCORER_VERSION
 
     def to_record(self) -> dict[str, Any]:
         return {"type": "item", **asdict(self)}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ItemResult:
+        """Also reads records written before ``reason``, ``scorer_version`` or ``usage`` existed
+        (scored by scorer "1"), and ignores fields it does not know."""
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in record.items() if k in known})
+        fields = {k: v for k, v in record.items() if k in known}
+        fields.setdefault("scorer_version", LEGACY_SCORER_VERSION)
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -119,13 +134,27 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         error = scrub_text(str(exc))
         if recording and recorder is not None:
             _note_recording_error(recorder, job.cassette, exc, error)
-        return result("error", answer="", expected="", metrics={}, error=error)
+        return result(
+            "error",
+            answer="",
+            expected="",
+            metrics={},
+            error=error,
+            reason="the model call or the scoring failed",
+        )
     except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
         trace = "".join(traceback.format_exception(exc, limit=-6))
         error = scrub_text(f"{type(exc).__name__}: {exc}\n{trace}")
         if recording and recorder is not None:
             _note_recording_error(recorder, job.cassette, exc, error)
-        return result("error", answer="", expected="", metrics={}, error=error)
+        return result(
+            "error",
+            answer="",
+            expected="",
+            metrics={},
+            error=error,
+            reason=f"unexpected {type(exc).__name__}",
+        )
     if recording and recorder is not None and recorder.mode != "none":
         error_note(job.cassette).unlink(missing_ok=True)
     stages = [asdict(s) for s in attempt.stages]
@@ -136,7 +165,18 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         metrics=dict(score.metrics),
         raw_answer=attempt.final.raw,
         stages=stages,
+        reason=score.reason or DEFAULT_REASONS.get(score.outcome, score.outcome),
     )
+
+
+#: The reason of an outcome when a task has nothing more specific to say.
+DEFAULT_REASONS: dict[str, str] = {
+    "correct": "judged correct by the task's rule",
+    "partial": "nothing invented, but incomplete",
+    "abstained": "the model declined",
+    "unanswered": "the reply names no citation",
+    "hallucinated": "judged wrong by the task's rule",
+}
 
 
 def _note_recording_error(recorder: Recorder, cassette: Path, exc: Exception, error: str) -> None:

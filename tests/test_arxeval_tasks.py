@@ -165,9 +165,9 @@ def test_pairs_from_realistic_answers() -> None:
         (MARKDOWN, "correct", 2, 2, 2, 1.0),
         (INVENTED, "hallucinated", 2, 0, 0, 1.0),
         (WRONG_TITLE, "hallucinated", 1, 1, 0, 0.0),
-        (INLINE, "correct", 1, 1, 1, 0.0),  # one right DOI: correct, but not what was asked
-        ("10.48550/arXiv.0704.0041", "hallucinated", 1, 1, 0, 0.0),  # no title to match
-        ("1. Quantum Groups (2008)\n2. Dyadic Spaces (2005)", "hallucinated", 0, 0, 0, 0.0),
+        (INLINE, "partial", 1, 1, 1, 0.0),  # one right DOI of the two asked: nothing invented
+        ("10.48550/arXiv.0704.0041", "partial", 1, 1, 0, 0.0),  # real, but no title given
+        ("1. Quantum Groups (2008)\n2. Dyadic Spaces (2005)", "unanswered", 0, 0, 0, 0.0),
         ("Sorry, I couldn't find papers matching that title.", "abstained", None, None, None, None),
     ],
 )

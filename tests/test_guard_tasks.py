@@ -187,7 +187,7 @@ def test_guard_task_flags_a_wrong_citation_and_proposes_the_right_passage() -> N
     assert score.metrics["citations"] == 2 and score.metrics["flagged"] == 1
     assert score.metrics["reattributable"] == 1
     nothing = asyncio.run(task.solve(it, fixed("Metformin is a drug."), suite_corpus=None))
-    assert task.score(it, nothing).outcome == "abstained"  # no citation: nothing to verify
+    assert task.score(it, nothing).outcome == "unanswered"  # no citation: nothing was cited
 
 
 def test_guard_verifier_and_tau_come_from_the_item_or_both_env_vars(

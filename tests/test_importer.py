@@ -83,3 +83,41 @@ def test_every_item_line_is_json_with_the_task_fields() -> None:
     first = (REPO / "suites" / "reasons" / "nlp" / "items.jsonl").read_text().splitlines()[0]
     record = json.loads(first)
     assert {"id", "citing_title", "sentence", "cited_title", "cited_authors"} <= set(record)
+
+
+def test_gold_hygiene_strips_arxiv_page_debris_and_reports_it() -> None:
+    from pytest_citebench.importers.reasons import clean_gold
+
+    raw = (
+        "Lucia Zheng, Kaitlyn Zhou, Percy Liang\n\n\n    et al. (14 additional authors not shown)"
+        "\n\u00a0You must enable JavaScript to view entire author list."
+    )
+    value, notes = clean_gold(raw)
+    assert value == "Lucia Zheng, Kaitlyn Zhou, Percy Liang"
+    assert len(notes) == 2 and "JavaScript" in notes[1]
+    assert clean_gold("Ashish Vaswani, Noam Shazeer") == ("Ashish Vaswani, Noam Shazeer", [])
+    # A title that merely mentions JavaScript is data, not debris.
+    title = "Rowhammer.js: A Remote Software-Induced Fault Attack in JavaScript"
+    assert clean_gold(title) == (title, [])
+
+
+def test_convert_logs_every_gold_fix() -> None:
+    import copy
+
+    data = copy.deepcopy(UPSTREAM)
+    papers = data["Natural Language Processing"]
+    citation = papers["http://arxiv.org/abs/2001.00001v2"]["Sentences"][0]["Citation"]
+    citation["Citation Paper Authors"] += "\nYou must enable JavaScript to view entire author list."
+    fixes: list[str] = []
+    items, corpus, _ = convert(data, "nlp", fixes)
+    assert items[0]["cited_authors"] == corpus[0]["authors"] == "Ashish Vaswani, Noam Shazeer"
+    assert fixes == ["nlp/2001.00001v2-s7: cited_authors: removed arXiv's JavaScript notice"]
+
+
+def test_no_committed_reasons_gold_carries_scraping_debris() -> None:
+    for path in sorted((REPO / "suites" / "reasons").glob("*/items.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            for key in ("cited_title", "cited_authors"):
+                assert "You must enable JavaScript" not in record[key], (path, record["id"])
+                assert "additional authors not shown" not in record[key], (path, record["id"])

@@ -86,6 +86,7 @@ def test_outcomes_categories_and_results_file(pytester: pytest.Pytester, tiny: P
         "hallucinated": 1,
         "error": 0,
     }
+    assert wrong["reason"].startswith("names a title that is not the gold")
     assert indirect["metrics"]["accuracy"]["value"] == 0.5
     assert indirect["metrics"]["pp"]["value"] == 0.25
     lo, hi = indirect["metrics"]["accuracy"]["ci"]

@@ -172,6 +172,13 @@ def _clean_title(pre: str) -> str | None:
     labelled = list(_TITLE_LABEL.finditer(text))
     if labelled:
         text = text[labelled[-1].end() :]
+    if "|" in text:
+        # A markdown table row "| Title | DOI |": the title is the cell just before the DOI; the
+        # header and separator rows above it are not part of it.
+        cells = [c.strip() for c in text.splitlines()[-1].split("|")]
+        cells = [c for c in cells if c and not set(c) <= set("-: ")]
+        if cells:
+            text = cells[-1]
     lines = [ln for ln in text.splitlines() if ln.strip()]
     kept: list[str] = []
     for ln in lines:

@@ -41,6 +41,40 @@ DOMAINS = {
 }
 
 
+# A suite's version keys its cassettes; it is bumped here, by hand, whenever the import changes
+# that suite's items (so recordings of the old items are never replayed for the new ones).
+# graphics v2: gold hygiene removed arXiv-page debris from one item's authors (2205.15585v2-s7).
+SUITE_VERSIONS = {"graphics": 2}
+
+# Scraping debris found in the upstream gold fields: text of the arXiv abstract page, not data.
+# Each is removed, and every removal is reported (``import-reasons`` prints it).
+_DEBRIS = (
+    (
+        re.compile(r"\s*et\s+al\.?\s*\(\d+\s+additional\s+authors?\s+not\s+shown\)", re.I),
+        "arXiv's 'et al. (N additional authors not shown)' truncation note",
+    ),
+    (re.compile(r"\s*You must enable JavaScript[^\n]*", re.I), "arXiv's JavaScript notice"),
+)
+
+
+def clean_gold(value: str) -> tuple[str, list[str]]:
+    """A gold field without scraping debris, and what was removed (empty when nothing).
+
+    A truncated arXiv author list keeps the authors it has: they are real, and an answer naming
+    only those is scored *correct* or *partial*. (An answer naming one of the authors arXiv
+    did not show is scored *hallucinated*; the one such item is a 114-author paper.) Whitespace
+    left behind (runs of newlines, no-break spaces) is collapsed.
+    """
+    notes: list[str] = []
+    for pattern, what in _DEBRIS:
+        if pattern.search(value):
+            notes.append(f"removed {what}")
+            value = pattern.sub("", value)
+    if notes:
+        value = re.sub(r"[\s\u00a0]+", " ", value).strip(" ,;")
+    return value, notes
+
+
 def _strip_prefix(value: str, prefix: str) -> str:
     return value[len(prefix) :].strip() if value.startswith(prefix) else value.strip()
 
@@ -56,12 +90,15 @@ class ImportStats:
     items: int
     corpus: int
     title_conflicts: int
+    # One line per gold field cleaned of scraping debris: "<item id>: <field>: <what>".
+    fixes: tuple[str, ...] = ()
 
 
 def convert(
-    domain_data: dict[str, Any], slug: str
+    domain_data: dict[str, Any], slug: str, fixes: list[str] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """(items, corpus, conflicts) for one domain file's content."""
+    """(items, corpus, conflicts) for one domain file's content; gold fields are cleaned of
+    scraping debris (:func:`clean_gold`) and each cleaning is appended to ``fixes``."""
     (_, papers), *rest = domain_data.items()
     if rest:
         raise ValueError("expected exactly one domain per file")
@@ -73,20 +110,24 @@ def convert(
         for sentence in info["Sentences"]:
             citation = sentence["Citation"]
             cited_id = citation["Citation Paper ID"].removeprefix("arXiv:")
-            cited = {
-                "id": cited_id,
+            item_id = f"{citing_id}-s{sentence['Sentence ID']}"
+            gold = {
                 "title": _strip_prefix(citation["Citation Paper Title"], "Title:"),
                 "abstract": _strip_prefix(citation["Citation Paper Abstract"], "Abstract:"),
                 "authors": _strip_prefix(citation["Citation Paper Authors"], "Authors:"),
-                "doi": f"10.48550/arXiv.{cited_id}",
             }
+            for key in gold:
+                gold[key], notes = clean_gold(gold[key])
+                if fixes is not None:
+                    fixes.extend(f"{slug}/{item_id}: cited_{key}: {note}" for note in notes)
+            cited = {"id": cited_id, **gold, "doi": f"10.48550/arXiv.{cited_id}"}
             if cited_id in corpus:
                 conflicts += corpus[cited_id]["title"] != cited["title"]
             else:
                 corpus[cited_id] = cited
             items.append(
                 {
-                    "id": f"{citing_id}-s{sentence['Sentence ID']}",
+                    "id": item_id,
                     "citing_arxiv_id": citing_id,
                     "citing_url": url,
                     "citing_title": info["Paper Title"],
@@ -110,10 +151,10 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
 
 
-def _manifest(name: str, domain: str, n_items: int) -> str:
+def _manifest(name: str, domain: str, n_items: int, version: int = 1) -> str:
     lines = [
         f'name = "{name}"',
-        "version = 1",
+        f"version = {version}",
         f'description = "REASONS {domain}: {n_items} related-work sentences and the arXiv paper '
         'each one cites."',
         "tasks = " + json.dumps(list(TASKS)),
@@ -139,12 +180,14 @@ def import_reasons(source_dir: Path, out_dir: Path) -> list[ImportStats]:
             raise FileNotFoundError(f"{path}: REASONS domain file not found")
         data = json.loads(path.read_text(encoding="utf-8"))
         domain = next(iter(data))
-        items, corpus, conflicts = convert(data, slug)
+        fixes: list[str] = []
+        items, corpus, conflicts = convert(data, slug, fixes)
         suite_dir = out_dir / slug
         suite_dir.mkdir(parents=True, exist_ok=True)
         _write_jsonl(suite_dir / "items.jsonl", items)
         _write_jsonl(suite_dir / "corpus.jsonl", corpus)
         name = f"reasons/{slug}"
-        (suite_dir / "suite.toml").write_text(_manifest(name, domain, len(items)), encoding="utf-8")
-        stats.append(ImportStats(name, len(items), len(corpus), conflicts))
+        manifest = _manifest(name, domain, len(items), SUITE_VERSIONS.get(slug, 1))
+        (suite_dir / "suite.toml").write_text(manifest, encoding="utf-8")
+        stats.append(ImportStats(name, len(items), len(corpus), conflicts, tuple(fixes)))
     return stats

@@ -38,7 +38,7 @@ def _unique_words(text: str) -> set[str]:
     return {tok.casefold() for tok in tokens if any(ch.isalnum() for ch in tok)}
 
 
-def hr_paper(reference: str, hypothesis: str) -> float:
+def hr_paper(reference: str, hypothesis: str, *, exact: bool | None = None) -> float:
     """One item's term of the paper's HR formula.
 
     The paper defines HR = 1/2 * (mean of 1[ĉ != c] + mean word-level mismatch over the unique
@@ -50,12 +50,18 @@ def hr_paper(reference: str, hypothesis: str) -> float:
     Unlike :func:`hr_code` it penalises omissions as well as inventions, and it ignores case and
     punctuation, which the paper's wording ("words") implies. Two answers with no words at all
     have nothing to mismatch, so their word term is 0.
+
+    ``exact`` is the task's own verdict on "is this the gold answer" (REASONS direct: the same
+    people, in any order or spelling). Without it the exact term is normalized string equality,
+    which calls a reordered or initialised author list wrong while the task calls it correct.
     """
     hyp = _unique_words(hypothesis)
     ref = _unique_words(reference)
     union = hyp | ref
     word_mismatch = 1.0 - len(hyp & ref) / len(union) if union else 0.0
-    wrong = 1.0 if normalize(hypothesis) != normalize(reference) else 0.0
+    if exact is None:
+        exact = normalize(hypothesis) == normalize(reference)
+    wrong = 0.0 if exact else 1.0
     return 0.5 * (wrong + word_mismatch)
 
 

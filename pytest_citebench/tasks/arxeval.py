@@ -14,8 +14,11 @@ Outcome rules (the paper reports only aggregates; these make each item a test):
 * jumbled: *abstained* when the model declines (see :func:`declines`); *correct* when the answer's
   ``cosine_minilm`` with the true abstract is at least :data:`JUMBLED_THRESHOLD`; else
   *hallucinated* (a fluent description of some other paper).
-* mixed: *abstained* when the model declines and gives no DOI; *correct* when it gives at least one
-  DOI and every DOI exists and is registered under the title given with it; else *hallucinated*.
+* mixed: *abstained* when the model declines and gives no DOI; *unanswered* when it gives no DOI
+  otherwise (never *hallucinated*: nothing was named); *hallucinated* when any DOI does not
+  exist or is registered under another title than the one given with it; *partial* when every
+  DOI is real but fewer than the two asked were given, or one came without a title; *correct*
+  when at least two DOIs are given and all exist under the titles given with them.
   A lookup that fails (network, 429, 5xx, cassette miss) makes the item an *error*, never a
   hallucination: an outage must not be counted as an invented DOI.
 
@@ -69,6 +72,7 @@ from pytest_citebench.tasks.base import (
     ItemScore,
     Message,
     NamedTemplate,
+    Outcome,
     Stage,
 )
 from pytest_citebench.tasks.parsing import is_abstention
@@ -256,11 +260,13 @@ class Jumbled:
     def score(self, item: Item, attempt: Attempt) -> ItemScore:
         expected = item["title"]
         if attempt.final.abstained:
-            return ItemScore("abstained", expected, {})
+            return ItemScore("abstained", expected, {}, "the model declined")
         details = _details(attempt)
         metrics = {name: float(details[name]) for name in self.metrics}
         correct = metrics["cosine_minilm"] >= self.threshold
-        return ItemScore("correct" if correct else "hallucinated", expected, metrics)
+        cmp = ">=" if correct else "<"
+        reason = f"cosine_minilm {metrics['cosine_minilm']:.3f} {cmp} {self.threshold:g}"
+        return ItemScore("correct" if correct else "hallucinated", expected, metrics, reason)
 
     def summary_lines(
         self, aggregates: Sequence[Aggregate], records: Sequence[Mapping[str, Any]]
@@ -536,8 +542,7 @@ class Mixed:
         config = doi_config()
         hint = Hint(self.name, item["mixed_title"], item.suite, suite_corpus)
         raw = await generate(self.messages(item), hint=hint)
-        if not raw.strip():
-            raise ResponseError("empty answer: no titles or DOIs to check")
+        # An empty reply names nothing: it is scored *unanswered* (no DOI), not an error.
         pairs = _distinct_pairs(raw)
         answer = "\n".join(f"{title or '(no title)'} | doi:{doi}" for title, doi in pairs)
         if not pairs and declines(raw):
@@ -561,9 +566,10 @@ class Mixed:
         return " ; ".join(f"{item[f'title{i}']} (doi:{item[f'doi{i}']})" for i in (1, 2))
 
     def score(self, item: Item, attempt: Attempt) -> ItemScore:
+        """Outcome from the DOI checks ``solve`` made (rules in the module docstring)."""
         expected = self.expected(item)
         if attempt.final.abstained:
-            return ItemScore("abstained", expected, {})
+            return ItemScore("abstained", expected, {}, "the model declined and gave no DOI")
         d = _details(attempt)
         given, found, matching = int(d["dois_given"]), int(d["dois_found"]), int(d["dois_matching"])
         metrics = {
@@ -574,8 +580,40 @@ class Mixed:
             "adherent": 1.0 if given == DOIS_ASKED else 0.0,
             "source_recall": float(d["source_recall"]),
         }
-        correct = given >= 1 and found == given and matching == given
-        return ItemScore("correct" if correct else "hallucinated", expected, metrics)
+        pairs = list(d.get("pairs") or [])
+        missing = [p["doi"] for p in pairs if not p["exists"]]
+        # A DOI given without a title cannot be registered to "another" title: it is unchecked.
+        wrong_title = [
+            p["doi"] for p in pairs if p["exists"] and p["title"] and not p["title_match"]
+        ]
+        untitled = [p["doi"] for p in pairs if p["exists"] and not p["title"]]
+        outcome: Outcome
+        if given == 0:
+            outcome, reason = "unanswered", "no DOI in the answer"
+            # No answer to measure: the per-item mean must not count it as recall 0.
+            del metrics["source_recall"]
+        elif missing or wrong_title:
+            outcome = "hallucinated"
+            parts = []
+            if missing:
+                parts.append(f"{len(missing)} DOI(s) that do not exist ({', '.join(missing[:3])})")
+            if wrong_title:
+                parts.append(
+                    f"{len(wrong_title)} DOI(s) registered to another title "
+                    f"({', '.join(wrong_title[:3])})"
+                )
+            reason = "; ".join(parts)
+        elif untitled or given < DOIS_ASKED:
+            outcome = "partial"
+            reason = f"{given} DOI(s), all real" + (
+                f", {len(untitled)} without a title" if untitled else ""
+            )
+            if given < DOIS_ASKED:
+                reason += f"; {DOIS_ASKED} were asked"
+        else:
+            outcome = "correct"
+            reason = f"{given} DOI(s), all real and under the title given"
+        return ItemScore(outcome, expected, metrics, reason)
 
     def set_metrics(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
         return table5(records)

@@ -15,6 +15,12 @@ from typing import Any, Literal, Protocol
 from pytest_citebench.suites import Item
 
 Outcome = Literal["correct", "partial", "abstained", "unanswered", "hallucinated", "error"]
+#: Every outcome, best to worst for a reader: *correct*; *partial* (nothing invented but
+#: incomplete); *abstained* (an explicit pass); *unanswered* (a reply that names no citation:
+#: empty, an echo of the prompt, a template placeholder, prose with no title-, name- or DOI-like
+#: span); *hallucinated* (at least one citation element invented or wrong); *error*. Only
+#: *hallucinated* says the model invented something; it is never given to output naming nothing.
+#: The rules per task, with examples, are in docs/outcomes.md.
 OUTCOMES: tuple[Outcome, ...] = (
     "correct",
     "partial",
@@ -23,6 +29,12 @@ OUTCOMES: tuple[Outcome, ...] = (
     "hallucinated",
     "error",
 )
+#: Bumped whenever a scoring rule changes what an outcome or a metric would be for the same raw
+#: answer. Records carry it; a baseline scored under another version is not compared (rescore
+#: it: ``python -m pytest_citebench rescore RESULTS``). Records without it were scored by "1".
+SCORER_VERSION = "2"
+#: The scorer version of a record that carries none (written before versions were stamped).
+LEGACY_SCORER_VERSION = "1"
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,9 @@ class ItemScore:
     outcome: Outcome
     expected: str
     metrics: Mapping[str, float]
+    # One line a reader can check the outcome against ("names 2 of 3 gold authors, none
+    # invented"); empty only for tasks that have nothing to add to the outcome itself.
+    reason: str = ""
 
 
 @dataclass(frozen=True)

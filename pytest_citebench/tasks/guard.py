@@ -288,7 +288,12 @@ class Verify:
         s, threshold = _stage_score(stage), _threshold(item)
         predicted = s > threshold
         metrics = {"score": s, "label": float(gold), "threshold": threshold}
-        return ItemScore("correct" if predicted == gold else "hallucinated", expected, metrics)
+        reason = (
+            f"score {s:.3g} {'>' if predicted else '<='} threshold {threshold:g}: "
+            f"{_verdict(predicted)}, gold {expected}"
+        )
+        outcome: Outcome = "correct" if predicted == gold else "hallucinated"
+        return ItemScore(outcome, expected, metrics, reason)
 
     def set_metrics(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
         return validation_stats(_scored(records))
@@ -349,7 +354,7 @@ class Calibrate:
             "label": float(gold),
             "precomputed": float(stage.name == "precomputed"),
         }
-        return ItemScore("correct", _verdict(gold), metrics)
+        return ItemScore("correct", _verdict(gold), metrics, "a calibration point (no decision)")
 
     def set_metrics(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
         return calibration_stats(_scored(records))
@@ -595,7 +600,8 @@ class Reattribute:
         ranking = [int(x) for x in stage.answer.split(", ")]
         rank = ranking.index(gold) + 1 if gold in ranking else 0
         outcome: Outcome = "correct" if rank == 1 else "hallucinated"
-        return ItemScore(outcome, str(gold), {"rank": float(rank), "candidates": float(n)})
+        reason = f"gold passage {gold} ranked {rank}" if rank else f"gold passage {gold} not ranked"
+        return ItemScore(outcome, str(gold), {"rank": float(rank), "candidates": float(n)}, reason)
 
     def set_metrics(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
         ranks = _ranks(records)
@@ -657,9 +663,14 @@ class Guard:
     Items: ``question``, ``passages``, ``tau`` and optionally ``verifier`` (default
     ``lexical``) and ``alpha``. The model writes an answer with ``[n]`` markers; the named
     verifier (never the model under test) scores every (sentence, cited passage) and flags those
-    with score <= tau as ``[n UNVERIFIED]``. An item is *hallucinated* when any citation is
-    flagged, *abstained* when the model passes or cites nothing. The answer in the record is the
-    guarded answer; the first stage (``audit``) holds the per-citation trail as JSON.
+    with score <= tau as ``[n UNVERIFIED]``. Only the model's own words count: text it echoed
+    from the prompt (the instructions, the question, a "[n] passage" line) is removed first, so
+    an echoed "[2]" is never a citation (:func:`own_answer`). Outcomes: *abstained* when the
+    model passes; *unanswered* when its own answer has no citation marker; *hallucinated* when
+    any citation is flagged; *partial* when every citation verifies but some sentence of the
+    answer cites nothing (the prompt asks for a marker on every sentence); else *correct*. The
+    answer in the record is the guarded answer; the first stage (``audit``) holds the
+    per-citation trail as JSON.
     """
 
     name = "guard"
@@ -677,7 +688,7 @@ class Guard:
 
     async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         passages = _passages(item)
-        verifier_name, tau, alpha = guard_config(item)
+        guard_config(item)  # a bad configuration fails before the model is called
         prompt = GUARD_PROMPT.render(question=item["question"], passages=_numbered(passages))
         hint = Hint(
             self.name,
@@ -687,14 +698,27 @@ class Guard:
             {"passages": json.dumps(item["passages"])},
         )
         raw = await generate([Message("user", prompt)], hint=hint)
+        return self.audit(item, raw)
+
+    def restage(self, item: Item, attempt: Attempt, corpus: str | None) -> Attempt:
+        """Verify the recorded raw answer again under today's rules (``rescore``)."""
+        return self.audit(item, attempt.final.raw)
+
+    def audit(self, item: Item, raw: str) -> Attempt:
+        """The guard on one raw answer: echo removed, citations verified and flagged."""
+        passages = _passages(item)
+        verifier_name, tau, alpha = guard_config(item)
         audit: dict[str, Any] = {"verifier": verifier_name, "tau": tau, "alpha": alpha}
         if is_abstention(raw):
             audit["citations"] = []
             return Attempt(
                 (Stage("audit", json.dumps(audit), "", True), Stage("guard", raw, "pass", True))
             )
+        own = own_answer(raw, item["question"], passages)
+        audit["echo_removed"] = len(raw.strip()) - len(own)
+        audit["uncited_sentences"] = uncited_sentences(own)
         try:
-            result = guard_answer(raw, passages, _verifier(verifier_name), tau)
+            result = guard_answer(own, passages, _verifier(verifier_name), tau)
         except VerifierUnavailable as exc:
             raise ResponseError(f"guard verifier {verifier_name!r}: {exc}") from None
         audit["citations"] = [_jsonable(asdict(r)) for r in result.records]
@@ -708,7 +732,7 @@ class Guard:
         return Attempt(
             (
                 Stage("audit", json.dumps(audit), "; ".join(notes), False),
-                Stage("guard", raw, result.answer, not result.records),
+                Stage("guard", raw, result.answer, False),
             )
         )
 
@@ -730,9 +754,30 @@ class Guard:
             "reattributable": float(len(reattributable)),
             "tau": tau,
         }
-        if attempt.final.abstained or not citations:
-            return ItemScore("abstained", expected, metrics)
-        return ItemScore("hallucinated" if flagged else "correct", expected, metrics)
+        if attempt.final.abstained:
+            return ItemScore("abstained", expected, metrics, "the model wrote 'pass'")
+        if not citations:
+            return ItemScore(
+                "unanswered", expected, metrics, "no citation marker in the model's own answer"
+            )
+        if flagged:
+            return ItemScore(
+                "hallucinated",
+                expected,
+                metrics,
+                f"{len(flagged)} of {len(citations)} citation(s) not verified by "
+                f"{audit['verifier']} at tau={tau:.4g}",
+            )
+        uncited = int(audit.get("uncited_sentences", 0))
+        if uncited:
+            return ItemScore(
+                "partial",
+                expected,
+                metrics,
+                f"all {len(citations)} citation(s) verified, but {uncited} sentence(s) cite "
+                "nothing",
+            )
+        return ItemScore("correct", expected, metrics, f"all {len(citations)} citation(s) verified")
 
     def set_metrics(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
         return {"unsupported_rate": unsupported_rate(records)}
@@ -741,6 +786,58 @@ class Guard:
         self, aggregates: Sequence[Aggregate], records: Sequence[Mapping[str, Any]]
     ) -> list[str]:
         return _guard_summary(aggregates, records)
+
+
+_PROMPT_HEAD = re.compile(r"^(?:answer\s+the\s+question|question\s*:|passages\s*:)", re.I)
+
+
+def own_answer(raw: str, question: str, passages: Mapping[int, str]) -> str:
+    """The model's answer without what it echoed from the prompt.
+
+    Removed: everything up to the prompt's closing "Answer:" when the reply repeats the prompt;
+    lines that restate the question or a "[n] <passage n>" entry; sentences that are a run of
+    the instructions (which contain "for example [2]"). A sentence the model copied from a
+    passage and cited *after* it ("X is Y [2].") is its own answer and stays.
+    """
+    from pytest_citebench.metrics.text import normalize
+
+    text = raw.strip()
+    if _PROMPT_HEAD.match(text) and re.search(r"(?im)^\s*answer\s*:", text):
+        text = re.split(r"(?im)^\s*answer\s*:", text)[-1].strip()
+    instructions = normalize(GUARD_PROMPT.render(question="", passages=""))
+    norm_question = normalize(question)
+    norm_passages = {n: normalize(p) for n, p in passages.items()}
+    kept_lines = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        head = re.match(r"^\[\s*(\d+)\s*\]\s*(.*)$", stripped)
+        if head:
+            body = normalize(head.group(2))
+            passage = norm_passages.get(int(head.group(1)), "")
+            if body and len(body.split()) >= 3 and body in passage:
+                continue
+        body = normalize(re.sub(r"^(?:question|passages|answer)\s*:\s*", "", stripped, flags=re.I))
+        if len(body.split()) >= 3 and norm_question and body in norm_question:
+            continue
+        kept_lines.append(line)
+    text = "\n".join(kept_lines)
+    pieces = re.split(r"(?<=[.!?])\s+", text)
+    kept = [
+        p for p in pieces if not (len(normalize(p).split()) >= 4 and normalize(p) in instructions)
+    ]
+    return " ".join(kept).strip() if len(kept) != len(pieces) else text.strip()
+
+
+def uncited_sentences(answer: str) -> int:
+    """Sentences of the answer with words but no [n] marker (the prompt asks for one on each)."""
+    from pytest_citebench.guard.guard import _GROUP, _sentence_spans
+
+    count = 0
+    for start, end in _sentence_spans(answer):
+        sentence = answer[start:end]
+        if sum(ch.isalpha() for ch in sentence) >= 12 and not _GROUP.search(sentence):
+            count += 1
+    return count
 
 
 def _jsonable(record: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,18 @@
 """Turning a model's free text into the answer we score, without losing what it said.
 
-Models wrap answers in boilerplate ("Title: ...", quotes, markdown, a paragraph of explanation)
-and abstain in many spellings ("Pass.", "'pass'", " PASS "). Scoring the boilerplate would count
-politeness as hallucination, so we strip it; the raw text is always kept beside the parsed answer.
+Models wrap answers in boilerplate ("Title: ...", quotes, markdown, a leading sentence, a paragraph
+of explanation, a reference string in some citation style) and abstain in many spellings
+("Pass.", "'pass'", " PASS "). Scoring the boilerplate would count politeness as hallucination,
+so we strip it; the raw text is always kept beside the parsed answer. The rules, with examples,
+are in docs/outcomes.md; every one of them has a test in tests/test_parsing.py.
+
+Two principles shape the code:
+
+* Quotes inside a title are part of it. ``"Why Should I Trust You?": Explaining the Predictions
+  of Any Classifier`` opens with a quoted span that is *continued* by a colon, so it is not a
+  wrapper. A quoted span is a wrapper only when nothing title-like continues it.
+* Cutting is conservative. " - " and ". " end a title only when what follows reads as prose or
+  as reference debris (authors, venue, year); a subtitle after a dash stays.
 """
 
 from __future__ import annotations
@@ -10,19 +20,107 @@ from __future__ import annotations
 import re
 
 _QUOTES = "\"'`“”‘’«»„"
+_PAIRS = {'"': '"', "“": "”", "”": "”", "„": "“”", "«": "»", "'": "'", "‘": "’", "`": "`'"}
 _LEADING_LABEL = re.compile(
-    r"^\s*(?:\*\*|__)?\s*(?:the\s+)?(?:cited\s+|research\s+|possible\s+)*"
+    r"^\s*(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|cited\s+|research\s+|possible\s+|paper\s+)*"
     r"(?:paper\s+title|title\s+of\s+the\s+(?:cited\s+)?(?:research\s+)?paper|title|answer|"
-    r"response|citation(?:\s+paper\s+title)?|authors?|author\s+names)"
+    r"response|citation(?:\s+paper\s+title)?|reference|paper|authors?|author\s+names|"
+    r"author\s+list)"
     r"\s*(?:is|are)?\s*(?:\*\*|__)?\s*[:\-–—]\s*(?:\*\*|__)?\s*",
     re.IGNORECASE,
 )
-_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*•+]|\d+\s*[.)]|\(\d+\)|[a-z][.)](?=\s))\s*")
+_MARKDOWN_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|>\s*)+")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(.+?)\1")
-_TRAILING_EXPLANATION = re.compile(
-    r"(?:\s+[-–—]\s+|\s*\(\s*(?:arxiv|doi|published|\d{4})"
-    r"|\.\s+(?:this|the|it|i|which|that|note)\b).*$",
-    re.IGNORECASE | re.DOTALL,
+# "pass ... on second thought: X": the last revision marker starts the final answer.
+_REVISION = re.compile(
+    r"(?:^|(?<=[.!?;\n])|(?<=\bpass\b))\s*[\"'*_]*\s*(?:on\s+second\s+thoughts?|actually|wait|"
+    r"correction|(?:my\s+)?final\s+answer(?:\s+is)?|(?:my\s+)?best\s+guess(?:\s+is)?|"
+    r"scratch\s+that)\s*[:,\-–—]\s*",
+    re.IGNORECASE,
+)
+# Lead-ins a model puts before the title or the authors ("The paper is likely ...").
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:based\s+on|given|from)\b[^,:]{0,160}[,:]\s*)?"
+    r"(?:(?:i\s+(?:think|believe|guess|would\s+(?:say|guess))|i'?d\s+(?:say|guess)|my\s+guess\s+is|"
+    r"it\s+(?:seems|appears|looks)\s+(?:like|that)|"
+    r"most\s+likely|probably|perhaps|possibly)\s*,?\s*)?"
+    r"(?:the\s+|this\s+|that\s+|it\s+)?"
+    r"(?:(?:possible|likely|cited|research|original|relevant|referenced)\s+)*"
+    r"(?:(?:sentence|paper|citation|title|work|article|reference|research\s+paper|answer|"
+    r"authors?|author\s+names)\b[^:\"“'‘]{0,80}?\s+)?"
+    r"(?:is|are|was|were|would\s+be|might\s+be|could\s+be|may\s+be|seems\s+to\s+be|cites?|"
+    r"citing|refers\s+to|referring\s+to|references?|titled|entitled|called|by|include|"
+    r"written\s+by|authored\s+by)"
+    r"(?:\s+(?:most\s+)?(?:likely|probably|possibly|perhaps|to|the\s+paper|the\s+research\s+paper|"
+    r"the\s+work|the\s+article|titled|entitled|called|as\s+follows))*"
+    r"\s*[:\-–—]?\s*",
+    re.IGNORECASE,
+)
+_PROSE_START = re.compile(
+    r"^(?:the|this|that|it|i|we|you|these|those|they|there|in|as|based|sorry|unfortunately|"
+    r"here|my|according|however|although|note|please|to|if|without|given|since|while|because)\b",
+    re.IGNORECASE,
+)
+_PROSE_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|has|have|had|can|could|would|will|should|does|do|did|"
+    r"seems?|appears?|cites?|citing|refers?|mentions?|describes?|proposes?|presents?|discusses?|"
+    r"likely|introduced|published|written|provides?|shows?|focuses|explores?|am|know|think|not|"
+    r"cannot|can't|don't|unable|determine|identify|find|sure|need|please|studied|proposed|followed|"
+    r"talks|discuss(?:es|ed)?|suggests?|suggested|mentioned|referring|used|gives?|given)\b"
+)
+_YEAR = r"(?:19|20)\d{2}[a-z]?"
+_PAREN_TAIL = re.compile(
+    r"\s*[(\[]\s*(?:[^()\[\]]*\b" + _YEAR + r"\b[^()\[\]]*|arxiv[^()\[\]]*|doi[^()\[\]]*|"
+    r"[^()\[\]]*\bet\s+al\b[^()\[\]]*|\d+|[^()\[\]]*\b(?:proceedings|conference|journal|"
+    r"published|preprint)\b[^()\[\]]*)[)\]]",
+    re.IGNORECASE,
+)
+_BY_TAIL = re.compile(
+    r"[,.]?\s+(?:by|from)\s+(?:[A-Z][\w.'’\-]*\s*){1,4}"
+    r"(?:et\s+al\b\.?|and\s+[A-Z]|&|,|\(|\s*\b" + _YEAR + r"\b|\s+in\s+|\s*$)",
+)
+_REFERENCE_TAIL = re.compile(
+    r"[.,]\s+(?:in\s+(?:proc|proceedings|advances|the\s+\w+\s+conference|international|"
+    r"conference|journal|ieee|acm)|proceedings\b|arxiv\b|advances\s+in\b|journal\s+of\b|"
+    r"ieee\b|acm\b|springer\b|vol\.|pp\.|" + _YEAR + r"\b)",
+    re.IGNORECASE,
+)
+_PLACEHOLDER = re.compile(
+    r"<[^<>]{1,40}>|\[(?:[^\[\]]*\b(?:name|author|title|paper|surname|insert)\b[^\[\]]*)\]|"
+    r"\{(?:[^{}]*\b(?:name|author|title)\b[^{}]*)\}|"
+    r"\b(?:first\s*name|last\s*name|given\s*name|family\s*name|surname\s*\d|author\s*\d+|"
+    r"author\s+[a-z]\b|name\s*\d+|paper\s+title\s+here|title\s+of\s+(?:the\s+)?paper\s+here|"
+    r"john\s+doe|jane\s+doe|xyz|lorem\s+ipsum)\b",
+    re.IGNORECASE,
+)
+
+
+# Chat preambles: "Sure!", "Certainly.", "Here is the title:", "Here's what I found:".
+_INTERJECTION = re.compile(
+    r"^\s*(?:sure|certainly|of\s+course|okay|ok|yes|absolutely|great|alright|got\s+it)"
+    r"[!,.:]+(?:\s+|$)",  # punctuation required: "OK-VQA", "Great Expectations" are titles
+    re.IGNORECASE,
+)
+_HERE_IS = re.compile(
+    r"^\s*here(?:'s|’s|\s+is|\s+are|\s+it\s+is)\b[^:\n]{0,80}?(?::|$)\s*", re.IGNORECASE
+)
+
+
+def _strip_preamble(line: str) -> str:
+    previous = None
+    while previous != line:
+        previous = line
+        line = _INTERJECTION.sub("", line, count=1)
+        line = _HERE_IS.sub("", line, count=1)
+    return line
+
+
+_LABEL_HEADING = re.compile(
+    r"[\s*_]*(?:the\s+)?(?:(?:possible|likely|probable|cited|candidate|suggested|most\s+likely|"
+    r"best|my|final|research|original)\s+)*(?:paper|title|answer|citation|reference|result|"
+    r"guess|authors?|author\s+list)s?(?:\s+(?:title|name|names|list))?[\s*_:]*",
+    re.IGNORECASE,
 )
 
 
@@ -34,48 +132,345 @@ def _strip_wrappers(text: str) -> str:
         text = text.strip()
         text = _EMPHASIS.sub(r"\2", text) if _EMPHASIS.fullmatch(text) else text
         if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
-            text = text[1:-1]
-        text = text.rstrip(".!;,")
+            inner = text[1:-1]
+            # '"A": B "C"' is not one quoted span: only strip a pair that wraps everything.
+            if not any(q in inner for q in '"“”') or text[0] not in '"“”':
+                text = inner
+        text = text.rstrip(".!;,:")
+        text = text.strip("*_")
     return text
 
 
+def _is_pass_text(candidate: str) -> bool:
+    cleaned = _LEADING_LABEL.sub("", _strip_wrappers(candidate))
+    cleaned = _strip_wrappers(cleaned).casefold()
+    cleaned = re.sub(
+        r"^(?:(?:the\s+|my\s+)?(?:final\s+)?answer\s+(?:is|would\s+be)\s*:?\s*|"
+        r"i\s+(?:will|would|'ll|must|have\s+to)\s+(?:say\s+)?)",
+        "",
+        cleaned,
+    )
+    return _strip_wrappers(cleaned) in {"pass", "i pass"}
+
+
+# Chat-template tokens a raw completion model may print ("[INST]", "<end_of_turn>", "</s>").
+_CHAT_TOKENS = re.compile(
+    r"\[/?INST\]|<\|[^<>|]{1,30}\|>|</?s>|<(?:start|end)_of_turn>(?:user|model)?|<[be]os>",
+    re.IGNORECASE,
+)
+
+
+def final_text(raw: str) -> str:
+    """The part of ``raw`` that is the model's final answer: after its last revision marker
+    ("on second thought:", "actually,", "final answer:") when something follows it; chat
+    template tokens removed."""
+    text = _CHAT_TOKENS.sub(" ", raw).strip()
+    last = None
+    for match in _REVISION.finditer(text):
+        if text[match.end() :].strip():
+            last = match
+    return text[last.end() :].strip() if last is not None else text
+
+
 def is_abstention(raw: str) -> bool:
-    """True when the answer (or its first line) is the word "pass" in any wrapping."""
-    text = raw.strip()
+    """True when the final answer (or its first line) is the word "pass" in any wrapping.
+
+    "pass" followed by an explanation abstains; "pass ... on second thought: X" answers X,
+    and "X ... actually, pass" abstains: the final answer counts.
+    """
+    text = final_text(raw)
     if not text:
         return False
     first = text.splitlines()[0]
-    for candidate in (text, first):
-        cleaned = _LEADING_LABEL.sub("", _strip_wrappers(candidate))
-        if _strip_wrappers(cleaned).casefold() == "pass":
-            return True
-    return False
+    if any(_is_pass_text(c) for c in (text, first)):
+        return True
+    # "pass - I don't know", "Pass, I cannot tell", "PASS (not enough information)".
+    return re.match(r"^[\W_]*pass[\W_]*?(?:\s[-–—]\s|[:,;.(!]|$)", first, re.IGNORECASE) is not None
+
+
+def has_letters(text: str) -> bool:
+    return any(ch.isalpha() for ch in text)
+
+
+_NON_ANSWER = re.compile(
+    r"(?:n/?a|none|unknown|nothing|null|nil|not\s+sure|no\s+idea|not\s+available|"
+    r"not\s+applicable|no\s+answer|i\s+do(?:n't|\s+not)\s+know|idk|unsure|tbd|"
+    r"(?:the\s+)?(?:paper\s+)?(?:title|reference|ref|citation|source|paper|work)s?"
+    r"(?:\s*\[?\d+\]?)?)",
+    re.IGNORECASE,
+)
+_AUTHOR_YEAR = re.compile(
+    r"[A-Z][\w'’\-]+(?:\s+(?:et\s+al\.?|(?:and|&)\s+[A-Z][\w'’\-]+))?,?\s*\(?"
+    + _YEAR
+    + r"\)?|[A-Z][\w'’\-]+\s+et\s+al\.?"
+)
+
+
+def is_non_answer(text: str) -> bool:
+    """ "N/A", "Unknown", "Reference [12]", "Title", "Schulman et al. (2015)": words that stand
+    where an answer would, naming no title (an author-year names no title either)."""
+    text = _strip_wrappers(text.strip())
+    return bool(_NON_ANSWER.fullmatch(text) or _AUTHOR_YEAR.fullmatch(text))
+
+
+def is_placeholder(text: str) -> bool:
+    """Template placeholders ("<first name> <last name>", "[Author 1]", "Title of paper here")."""
+    return _PLACEHOLDER.search(text) is not None
+
+
+def _content_lines(raw: str) -> list[str]:
+    """Lines with letters, list markers, markdown leads and emphasis removed; bare labels
+    ("**Title:**" alone on a line) dropped, code fences dropped."""
+    out = []
+    # A hard-wrapped paragraph is one line: a line break before a lower-case word continues it.
+    raw = re.sub(r"(?<=[^\n.!?:])[ \t]*\n[ \t]*(?=[a-z(])", " ", raw)
+    for line in raw.splitlines():
+        if line.strip().startswith("```"):
+            continue
+        line = _MARKDOWN_LEAD.sub("", line)
+        line = _LIST_MARKER.sub("", line).strip()
+        line = _strip_preamble(line)
+        if not has_letters(line) or _LEADING_LABEL.fullmatch(line + " "):
+            continue
+        if _LABEL_HEADING.fullmatch(line):
+            continue  # "### Possible cited paper" over the title on the next line
+        if line.rstrip("*_ ").endswith(":") and len(line.split()) <= 12 and not quoted_spans(line):
+            continue  # "The authors of the paper are:" alone on its line introduces the next
+        out.append(line)
+    return out
 
 
 def _first_content_line(raw: str) -> str:
-    for line in raw.strip().splitlines():
-        line = _LIST_MARKER.sub("", line).strip()
-        if line and not _LEADING_LABEL.fullmatch(line + " "):
-            return line
-    return raw.strip()
+    lines = _content_lines(raw)
+    return lines[0] if lines else ""
+
+
+def looks_like_prose(text: str) -> bool:
+    """A sentence about something rather than a title: starts like prose and has a verb in
+    lower case, or is far longer than titles are."""
+    words = text.split()
+    if len(words) > 30:
+        return True
+    if len(words) < 3:
+        return False
+    long_words = [w for w in words if len(w.strip("\"'`*_:,.?!()")) >= 4]
+    capitalized = [w for w in long_words if w.strip("\"'`*_:,.?!()")[:1].isupper()]
+    if long_words and len(capitalized) >= 0.7 * len(long_words) and len(long_words) >= 2:
+        return False  # Title Case: "My Body is a Cage: the Role of Morphology in ..."
+    stripped = text.strip(" \"'*_.,;:")
+    starts = _PROSE_START.match(stripped) is not None or stripped[:1].islower()
+    return starts and _PROSE_VERB.search(text) is not None
+
+
+# --------------------------------------------------------------------------- titles
+
+
+def quoted_spans(line: str) -> list[tuple[int, int, str]]:
+    """(start, end, inner) of quoted spans that open at a word boundary; an apostrophe inside a
+    word ("Don't") opens nothing."""
+    spans = []
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch in _PAIRS and (i == 0 or not line[i - 1].isalnum()):
+            closers = _PAIRS[ch]
+            j = i + 1
+            while j < len(line):
+                if line[j] in closers and (j + 1 == len(line) or not line[j + 1].isalnum()):
+                    break
+                j += 1
+            if j < len(line) and j > i + 1 and has_letters(line[i + 1 : j]):
+                spans.append((i, j + 1, line[i + 1 : j]))
+                i = j + 1
+                continue
+        i += 1
+    return spans
+
+
+def _bibtex_title(text: str) -> str | None:
+    match = re.search(r"\btitle\s*=\s*([{\"])", text, re.IGNORECASE)
+    if not match:
+        return None
+    start = match.end()
+    if match.group(1) == '"':
+        end = text.find('"', start)
+        return text[start:end] if end > 0 else None
+    depth, i = 1, start
+    while i < len(text) and depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[start : i - 1].replace("{", "").replace("}", "") if depth == 0 else None
+
+
+def _apa_title(line: str) -> str | None:
+    """APA: ``Surname, A., & Other, B. (2017). Title of the paper. Venue``."""
+    match = re.search(r"\(\s*" + _YEAR + r"\s*\)\.?\s+(.+)$", line)
+    if not match or not re.search(r"[A-Z][\w'’\-]+,\s*(?:[A-Z]\.\s*)+", line[: match.start()]):
+        return None
+    rest = match.group(1)
+    spans = quoted_spans(rest)
+    if spans and spans[0][0] == 0:
+        return _title_from_quote(rest, spans[0])
+    cut = re.search(r"(?<=[^A-Z\s])[.?!](?:\s+|$)", rest)
+    if cut:
+        keep = rest[: cut.start() + (1 if rest[cut.start()] in "?!" else 0)]
+        return keep
+    return rest
+
+
+def _title_from_quote(line: str, span: tuple[int, int, str]) -> str:
+    """A quoted span, or the quote plus its continuation when a colon continues it."""
+    start, end, inner = span
+    after = line[end:]
+    cont = re.match(r"\s*:\s*(?=[A-Za-z0-9])", after)
+    if cont:
+        return _trim_tail(line[start:])
+    return inner
+
+
+def _trim_tail(line: str) -> str:
+    """Cut trailing explanations, parenthetical author-year, 'by X et al.', reference debris."""
+    previous = None
+    while previous != line:
+        previous = line
+        line = _PAREN_TAIL.sub("", line).rstrip()
+        match = _BY_TAIL.search(line)
+        if match:
+            line = line[: match.start()]
+        match = _REFERENCE_TAIL.search(line)
+        if match:
+            line = line[: match.start()]
+        for sep in re.finditer(r"\s+[-–—]{1,2}\s+|(?<=[^A-Z\s][.!?])\s+|;\s+", line):
+            rest = line[sep.end() :]
+            if looks_like_prose(rest) or re.match(r"(?i)(?:by|published|authors?|in)\b", rest):
+                line = line[: sep.start()]
+                break
+    return line
+
+
+def _strip_lead_in(line: str) -> str:
+    """Drop "The paper is likely" and the like; a one-word match ("Is Attention
+    Interpretable?") is the title's own first word, not a lead-in."""
+    if not re.match(
+        r"(?i)(?:the|this|that|it|i|based|given|from|most|probably|perhaps|possibly|my)\b", line
+    ):
+        return line
+    match = _LEAD_IN.match(line)
+    if match is None or len(match.group(0).split()) < 2:
+        return line
+    return line[match.end() :]
+
+
+def title_candidates(raw: str) -> list[str]:
+    """Every span of the final answer that may be the title the model named, best first.
+
+    The first candidate is *the* parsed title; the others are alternative readings (the
+    first quoted span alone, the line before a trailing explanation) that a scorer may accept
+    when one of them is exactly the gold title.
+    """
+    text = final_text(raw)
+    out: list[str] = []
+
+    def add(value: str | None) -> None:
+        if value is None:
+            return
+        value = _strip_wrappers(_EMPHASIS.sub(r"\2", value))
+        value = re.sub(r"\s+", " ", value).strip().lstrip(".,;:!?-–—> ").strip()
+        if has_letters(value) and value not in out:
+            out.append(value)
+
+    bib = _bibtex_title(text)
+    if bib:
+        add(bib)
+    for raw_line in _content_lines(text):
+        line = _EMPHASIS.sub(r"\2", raw_line)
+        labelled = _LEADING_LABEL.sub("", line)
+        apa = _apa_title(labelled)
+        if apa:
+            add(apa)
+        spans = [s for s in quoted_spans(labelled) if len(s[2].split()) >= 1]
+        for span in spans:
+            if len(span[2].split()) >= 2 or span[0] == 0:
+                add(_title_from_quote(labelled, span))
+        # "### Possible cited paper **Title**": an emphasised span of a longer line.
+        for emphasised in re.finditer(r"(\*\*|__)(.+?)\1", raw_line):
+            if len(emphasised.group(2).split()) >= 2 and emphasised.group(0) != raw_line.strip():
+                add(emphasised.group(2))
+        body = labelled if labelled != line else _strip_lead_in(line)
+        if looks_like_prose(line) and body == line and not spans:
+            # A sentence with no quoted title: try after "titled" / "called" anyway.
+            body = re.sub(r"^.*?\b(?:titled|entitled|called)\s+", "", line, count=1)
+        trimmed = _trim_tail(body)
+        add(trimmed)
+        add(re.sub(r"\s*[(\[][^()\[\]]*[)\]]\s*$", "", trimmed))  # "X (TRPO)"
+        add(re.sub(r",\s+[^,]*\b" + _YEAR + r"\b[^,]*$", "", trimmed))  # "X, ICML 2015"
+        inner = re.search(r"\(([^()]{8,})\)\s*[.!]?$", body)  # "TRPO (Trust Region Policy ...)"
+        if inner and len(inner.group(1).split()) >= 2:
+            add(inner.group(1))
+        prefix = re.match(r"^([^:]{1,40}):\s+(\S.*)$", body)  # "I'd guess: X" (extra reading)
+        if prefix and len(prefix.group(1).split()) <= 5:
+            add(_trim_tail(prefix.group(2)))
+        add(body)
+        add(line)
+        if out:
+            break
+    return out
 
 
 def clean_title(raw: str) -> str:
     """The title a model gave, without labels, quotes, markdown or a trailing explanation."""
-    line = _first_content_line(raw)
-    line = _LEADING_LABEL.sub("", line)
-    quoted = re.match(r"^\s*[" + _QUOTES + r"](.+?)[" + _QUOTES + r"]", line)
-    if quoted:
-        return _strip_wrappers(quoted.group(1))
-    line = _EMPHASIS.sub(r"\2", line)
-    line = _TRAILING_EXPLANATION.sub("", line)
-    return _strip_wrappers(line)
+    candidates = title_candidates(raw)
+    return candidates[0] if candidates else ""
+
+
+# --------------------------------------------------------------------------- authors
+
+_AUTHOR_LEAD = re.compile(
+    r"^\s*(?:(?:the\s+)?(?:paper|research\s+paper|article|work)\s+(?:was\s+|is\s+)?"
+    r"(?:written|authored|co-?authored)\s+by|(?:the\s+)?authors?\s+(?:of\s+[^:]{0,160}?\s+)?"
+    r"(?:are|is|were|was|include)|(?:it\s+)?(?:was\s+)?(?:written|authored)\s+by|by)\b\s*:?\s*",
+    re.IGNORECASE,
+)
+_AUTHOR_TRAIL = re.compile(
+    r"(?<![A-Z])\.\s+(?:These|They|This|The|It|Their|Note|Please|In|Published|Title)\b.*$"
+    r"|(?<![A-Z])\.\s+I\s+(?:am|think|believe|hope|could|can|don|do|have|was)\b.*$",
+    re.DOTALL,
+)
+
+
+def _bibtex_authors(text: str) -> str | None:
+    match = re.search(r"\bauthor\s*=\s*[{\"](.+?)[}\"]\s*,?\s*(?:\n|\w+\s*=|$)", text, re.I | re.S)
+    return match.group(1) if match else None
 
 
 def clean_authors(raw: str) -> str:
-    """The author list a model gave: first content line, label and trailing sentence removed."""
-    line = _first_content_line(raw)
-    line = _LEADING_LABEL.sub("", line)
+    """The author list a model gave: label, lead-in, reference tail and trailing sentence
+    removed; a bulleted list of one name per line is joined with commas."""
+    text = final_text(raw)
+    bib = _bibtex_authors(text)
+    if bib:
+        return re.sub(r"\s+", " ", bib).strip()
+    lines = _content_lines(text)
+    if not lines:
+        return ""
+    line = lines[0]
+    # One name per line (a list): join the consecutive short lines.
+    if len(lines) > 1 and all(len(x.split()) <= 5 and not looks_like_prose(x) for x in lines[:2]):
+        joined = []
+        for x in lines:
+            if len(x.split()) > 6 or looks_like_prose(x):
+                break
+            joined.append(_strip_wrappers(_LEADING_LABEL.sub("", x)))
+        line = ", ".join(joined)
     line = _EMPHASIS.sub(r"\2", line)
-    line = re.sub(r"\.\s+(?:These|They|This|The|It|I)\b.*$", "", line)
+    line = _LEADING_LABEL.sub("", line)
+    line = _AUTHOR_LEAD.sub("", line, count=1)
+    # MLA / Chicago / IEEE: the authors end where the quoted title starts.
+    spans = [s for s in quoted_spans(line) if len(s[2].split()) >= 2]
+    if spans and spans[0][0] > 0:
+        line = line[: spans[0][0]]
+    # APA: the authors end at "(2015)."
+    line = re.split(r"\(\s*" + _YEAR + r"\s*\)", line, maxsplit=1)[0]
+    line = _AUTHOR_TRAIL.sub("", line)
+    line = re.split(r"\s+[-–—]\s+(?=[a-z]|This|The|It|They)", line, maxsplit=1)[0]
     return _strip_wrappers(line)

@@ -8,14 +8,15 @@ follow the paper and its public code word for word where they can, so numbers st
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
 from pytest_citebench.metrics.text import normalize
 from pytest_citebench.suites import Item
 from pytest_citebench.tasks import registry
+from pytest_citebench.tasks.authors import compare_authors, parse_authors
 from pytest_citebench.tasks.base import (
     Attempt,
     Generate,
@@ -23,9 +24,20 @@ from pytest_citebench.tasks.base import (
     ItemScore,
     Message,
     NamedTemplate,
+    Outcome,
     Stage,
 )
-from pytest_citebench.tasks.parsing import clean_authors, clean_title, is_abstention
+from pytest_citebench.tasks.parsing import (
+    clean_authors,
+    clean_title,
+    final_text,
+    has_letters,
+    is_abstention,
+    is_non_answer,
+    is_placeholder,
+    looks_like_prose,
+    title_candidates,
+)
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
 
@@ -59,44 +71,98 @@ REASONS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
 }
 
 
-def text_metrics(expected: str, answer: str) -> dict[str, float]:
-    """The paper's four per-answer numbers; only computed for answers that did not abstain."""
+def text_metrics(expected: str, answer: str, *, exact: bool | None = None) -> dict[str, float]:
+    """The paper's four per-answer numbers; only for answers that name something (correct,
+    partial, hallucinated), never for an empty parse: an empty answer would read as "nothing
+    invented" (hr_code 0) beside "all wrong" (hr_paper 1)."""
+    if not has_letters(answer):
+        return {}
     return {
         "bleu": bleu4(expected, answer),
         "f1": token_f1(expected, answer),
-        "hr_paper": hr_paper(expected, answer),
+        "hr_paper": hr_paper(expected, answer, exact=exact),
         "hr_code": hr_code(expected, answer),
     }
 
 
-def _score(correct: bool, expected: str, stage: Stage) -> ItemScore:
-    if stage.abstained:
-        return ItemScore("abstained", expected, {})
-    return ItemScore(
-        "correct" if correct else "hallucinated", expected, text_metrics(expected, stage.answer)
-    )
+@dataclass(frozen=True)
+class Judgement:
+    """What a stage's answer is under the taxonomy, and the text the metrics are computed on."""
+
+    outcome: Outcome
+    reason: str
+    answer: str
 
 
-def _name_key(name: str) -> str:
-    """'Myléne Mathieu' and 'M. Mathieu' both become 'm mathieu'."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    tokens = re.findall(r"[a-z]+", ascii_name.lower())
-    if not tokens:
-        return ""
-    return f"{tokens[0][0]} {tokens[-1]}" if len(tokens) > 1 else tokens[0]
+def _short(text: str, limit: int = 80) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def author_keys(authors: str) -> frozenset[str]:
-    """An author list as a set of (first initial, surname) keys; order and accents don't count."""
-    authors = re.sub(r"\bet\.?\s+al\b\.?", " ", authors)
-    parts = re.split(r",|;|\band\b|&|\n", authors)
-    return frozenset(k for k in (_name_key(p) for p in parts) if k)
+def _runs_of(text: str, instructions: Sequence[str], n: int = 8) -> bool:
+    """The text repeats a run of ``n`` consecutive words of the instructions."""
+    tokens = normalize(text).split()
+    for i in instructions:
+        inst = normalize(i).split()
+        grams = {tuple(inst[k : k + n]) for k in range(len(inst) - n + 1)}
+        if any(tuple(tokens[k : k + n]) in grams for k in range(len(tokens) - n + 1)):
+            return True
+    return False
+
+
+def _echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> bool:
+    """The answer repeats the prompt: a source text whole (the citing title, the sentence,
+    the cited title of a direct prompt), most of one, or a run of the instructions."""
+    t = normalize(text)
+    if not t:
+        return False
+    words = len(t.split())
+    for source in sources:
+        ns = normalize(source)
+        if not ns:
+            continue
+        if t == ns or (ns in t and len(ns.split()) >= 3):
+            return True
+        if t in ns and words >= max(3, 0.6 * len(ns.split())):
+            return True
+    if any(t in normalize(i) and words >= 3 for i in instructions):
+        return True
+    # Looser echoes of a base model: a run of eight instruction words, or a long reply made
+    # (80%+) of the prompt's own words (the sentence repeated, looped or slightly altered).
+    tokens = t.split()
+    if _runs_of(text, instructions):
+        return True
+    # A title the sentence itself mentions (a reference string citing another paper) is a
+    # wrong attribution when named alone; it is an echo when the reply reproduces most of the
+    # sentence, loops over it, or is prose.
+    for source in sources:
+        source_words = set(normalize(source).split())
+        if words < 8 or not source_words:
+            continue
+        if sum(w in source_words for w in tokens) < 0.8 * words:
+            continue
+        covers = len(set(tokens) & source_words) >= 0.75 * len(source_words)
+        loops = words >= 2 * len(set(tokens))
+        if covers or loops or looks_like_prose(text):
+            return True
+    return False
+
+
+def same_authors(answer: str, gold: str) -> bool:
+    """The same set of people, in any order, spelling or initialling."""
+    persons = parse_authors(answer).persons
+    gold_persons = parse_authors(gold).persons
+    verdict = compare_authors(persons, gold_persons)
+    return bool(gold_persons) and not verdict.invented and verdict.matched == len(gold_persons)
 
 
 def stage(name: str, raw: str, clean: object) -> Stage:
     abstained = is_abstention(raw)
     answer = "pass" if abstained else clean(raw)  # type: ignore[operator]
     return Stage(name=name, raw=raw, answer=answer, abstained=abstained)
+
+
+_STAGE_GIVEN = {"abstract": "cited_abstract", "authors": "cited_authors"}
 
 
 class _Reasons:
@@ -127,9 +193,30 @@ class _Reasons:
 
     def is_correct(self, item: Item, answer: str) -> bool:
         if self.kind == "direct":
-            gold = author_keys(item["cited_authors"])
-            return bool(gold) and author_keys(answer) == gold
+            return same_authors(answer, item["cited_authors"])
         return normalize(answer) == normalize(item["cited_title"])
+
+    def _prompt_texts(self, item: Item, stage_name: str) -> tuple[list[str], list[str]]:
+        """(sources, instructions) of the prompt this stage answered: what an echo repeats."""
+        if self.kind == "direct":
+            sources = [item["cited_title"]]
+            instructions = [DIRECT_SYSTEM.text, DIRECT_USER.text]
+        else:
+            sources = [item["citing_title"], item["sentence"]]
+            instructions = [INDIRECT_SYSTEM.text]
+        if stage_name in _STAGE_GIVEN and _STAGE_GIVEN[stage_name] in item.fields:
+            sources.append(item[_STAGE_GIVEN[stage_name]])
+            instructions += [t.text for (kind, _), t in ESCALATION.items() if kind == self.kind]
+        return sources, instructions
+
+    def judge(self, item: Item, stage: Stage) -> Judgement:
+        """The outcome of one stage's raw answer (the rules: docs/outcomes.md)."""
+        if stage.abstained or is_abstention(stage.raw):
+            return Judgement("abstained", "the model wrote 'pass'", "pass")
+        sources, instructions = self._prompt_texts(item, stage.name)
+        if self.kind == "direct":
+            return _judge_direct(item, stage.raw, sources, instructions)
+        return _judge_indirect(item, stage.raw, sources, instructions)
 
     def hint(self, item: Item, corpus: str | None, **extra: str) -> Hint:
         query = item["cited_title"] if self.kind == "direct" else item["sentence"]
@@ -139,9 +226,19 @@ class _Reasons:
         raw = await generate(self.messages(item), hint=self.hint(item, suite_corpus))
         return Attempt((self.parse(self.kind, raw),))
 
+    def restage(self, item: Item, attempt: Attempt, corpus: str | None) -> Attempt:
+        """Every recorded stage parsed again from its raw text (``rescore``)."""
+        return Attempt(tuple(self.parse(s.name, s.raw) for s in attempt.stages))
+
     def score(self, item: Item, attempt: Attempt) -> ItemScore:
+        """Scored from the final stage's *raw* text, so a rescore applies today's parser."""
         final = attempt.final
-        return _score(self.is_correct(item, final.answer), self.expected(item), final)
+        expected = self.expected(item)
+        verdict = self.judge(item, final)
+        metrics: dict[str, float] = {}
+        if verdict.outcome in ("correct", "partial", "hallucinated"):
+            metrics = text_metrics(expected, verdict.answer, exact=verdict.outcome == "correct")
+        return ItemScore(verdict.outcome, expected, metrics, verdict.reason)
 
 
 class Indirect(_Reasons):
@@ -176,9 +273,12 @@ class Escalating(_Reasons):
             )
 
     def _escalate(self, item: Item, current: Stage) -> bool:
-        if current.abstained:
+        """Deployable: escalate what names nothing (a pass or an unanswered reply); the oracle
+        also escalates every answer that is not correct."""
+        outcome = self.judge(item, current).outcome
+        if outcome in ("abstained", "unanswered"):
             return True
-        return self.oracle and not self.is_correct(item, current.answer)
+        return self.oracle and outcome != "correct"
 
     async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         messages = self.messages(item)
@@ -217,6 +317,84 @@ ESCALATION = {
         "it is citing to. $value",
     ),
 }
+
+
+def _judge_direct(
+    item: Item, raw: str, sources: Sequence[str], instructions: Sequence[str]
+) -> Judgement:
+    text = clean_authors(raw)
+    if not has_letters(text):
+        return Judgement("unanswered", "nothing name-like left after cleaning", "")
+    if is_placeholder(text):
+        return Judgement("unanswered", f"template placeholder: {_short(text)}", "")
+    title_words = normalize(item["cited_title"]).split()
+    if title_words:
+        # The cited title inside the answer: names before it (a reference string), or after
+        # "by" / ":" ("<title> by A, B"); the title itself names nobody.
+        pattern = r"[\W_]*".join(re.escape(w) for w in title_words)
+        found = re.search(pattern, text, re.IGNORECASE)
+        if found:
+            before, after = text[: found.start()], text[found.end() :]
+            after = (
+                re.split(r"\bby\b|:", after, maxsplit=1)[-1]
+                if re.search(r"\bby\b|:", after)
+                else ""
+            )
+            if parse_authors(before).persons:
+                text = before
+            elif has_letters(after) and parse_authors(after).persons:
+                text = after
+            else:
+                return Judgement("unanswered", "repeats the cited title, names no author", "")
+    if _echoes(text, sources, instructions):
+        return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
+    parsed = parse_authors(text)
+    if not parsed.persons:
+        return Judgement("unanswered", f"no name-like span: {_short(text)}", "")
+    gold = parse_authors(item["cited_authors"]).persons
+    verdict = compare_authors(parsed.persons, gold)
+    answer = ", ".join(p.text for p in parsed.persons) + (", et al." if parsed.et_al else "")
+    if verdict.invented:
+        names = ", ".join(verdict.invented[:4]) + (", …" if len(verdict.invented) > 4 else "")
+        return Judgement(
+            "hallucinated", f"{len(verdict.invented)} author(s) not in the gold: {names}", answer
+        )
+    if verdict.matched == verdict.gold:
+        return Judgement("correct", f"the same {verdict.gold} author(s) as the gold", answer)
+    et_al = ' with "et al."' if parsed.et_al else ""
+    return Judgement(
+        "partial",
+        f"names {verdict.matched} of {verdict.gold} gold authors{et_al}, none invented",
+        answer,
+    )
+
+
+def _judge_indirect(
+    item: Item, raw: str, sources: Sequence[str], instructions: Sequence[str]
+) -> Judgement:
+    candidates = title_candidates(raw)
+    if not candidates:
+        return Judgement("unanswered", "no title-like span", "")
+    gold = normalize(item["cited_title"])
+    # A self-citation's gold is the citing title: found inside an echo of the instructions it is
+    # the prompt repeated, not an answer.
+    repeated = gold in {normalize(s) for s in sources} and _runs_of(final_text(raw), instructions)
+    for candidate in candidates:
+        if normalize(candidate) == gold and not repeated:
+            return Judgement("correct", "the gold title", candidate)
+    title = candidates[0]
+    if is_non_answer(title):
+        return Judgement("unanswered", f"no title, only: {_short(title)}", "")
+    if _echoes(final_text(raw), sources, instructions):
+        return Judgement("unanswered", f"echoes the prompt: {_short(final_text(raw))}", "")
+    if is_placeholder(title):
+        return Judgement("unanswered", f"template placeholder: {_short(title)}", "")
+    if _echoes(title, sources, instructions):
+        return Judgement("unanswered", f"echoes the prompt: {_short(title)}", "")
+    if looks_like_prose(title) or not has_letters(normalize(title)):
+        return Judgement("unanswered", f"a sentence, not a title: {_short(title)}", "")
+    return Judgement("hallucinated", f"names a title that is not the gold: {_short(title)}", title)
+
 
 TASKS = (
     Indirect(),

@@ -1,0 +1,156 @@
+"""Re-score a results file under today's scorer, from the raw answers it recorded: no model call.
+
+Why: scoring rules change (SCORER_VERSION), and a baseline scored under other rules cannot be
+compared with a new run (``compare`` refuses). The raw text of every model call is in each item
+record's ``stages``, so outcomes, metrics and reasons can be recomputed offline. What a task
+derived from the raw text is derived again (the REASONS parse; the guard's echo removal and
+verification with its named verifier, which is not the model under test). The mixed-titles
+task keeps the DOI checks it recorded: they are lookups, not parsing, and may have been live.
+
+What cannot change: the model calls themselves. An escalating task (``sid``,
+``direct_metadata``) keeps the stages it ran; if today's rules would have escalated an answer
+that was not escalated then, the rescored record scores the last stage that exists.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_citebench.tasks.base import SCORER_VERSION, Attempt, Stage
+
+
+@dataclass
+class RescoreStats:
+    items: int = 0
+    rescored: int = 0
+    errors: int = 0
+    changes: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def lines(self) -> list[str]:
+        out = [
+            f"rescored {self.rescored} of {self.items} items under scorer {SCORER_VERSION} "
+            f"({self.errors} error record(s) kept as they are)"
+        ]
+        for (old, new), count in sorted(self.changes.items()):
+            out.append(f"  {old} -> {new}: {count}")
+        if not self.changes:
+            out.append("  no outcome changed")
+        return out
+
+
+def _suites(roots: Sequence[Path]) -> dict[str, Any]:
+    from pytest_citebench.suites import discover, load_suite
+
+    found: dict[str, Any] = {}
+    for root in roots:
+        for manifest in discover(root):
+            suite = load_suite(manifest)
+            found[suite.manifest.name] = suite
+    return found
+
+
+def _stage(data: Mapping[str, Any]) -> Stage:
+    if "details" in data:
+        from pytest_citebench.tasks.arxeval import ScoredStage
+
+        return ScoredStage(
+            str(data["name"]),
+            str(data["raw"]),
+            str(data["answer"]),
+            bool(data["abstained"]),
+            dict(data.get("details") or {}),
+        )
+    return Stage(str(data["name"]), str(data["raw"]), str(data["answer"]), bool(data["abstained"]))
+
+
+def rescore_record(
+    record: Mapping[str, Any], suites: Mapping[str, Any], *, where: str = ""
+) -> dict[str, Any]:
+    """One item record scored again; an error record comes back unchanged."""
+    from pytest_citebench.tasks import registry
+
+    out = dict(record)
+    if record.get("outcome") == "error":
+        return out
+    name = str(record["suite"]).split("+swap-")[0]
+    suite = suites.get(name)
+    if suite is None:
+        raise ValueError(
+            f"{where}suite {name!r} not found under the suites folder(s) given (--suites DIR)"
+        )
+    version = record.get("suite_version")
+    if version is not None and int(version) != suite.manifest.version:
+        raise ValueError(
+            f"{where}{record['item_id']} of {name} was run on suite version {version}, the suite "
+            f"is now version {suite.manifest.version}: the items may differ, so run it again "
+            "instead of rescoring"
+        )
+    items = {item.id: item for item in suite.items}
+    item = items.get(str(record["item_id"]))
+    if item is None:
+        raise ValueError(f"{where}item {record['item_id']!r} is not in suite {name}")
+    task = registry.get(str(record["task"]))
+    stages = [_stage(s) for s in record.get("stages") or []]
+    if not stages:
+        raise ValueError(f"{where}{record['item_id']}: no stages recorded, nothing to rescore")
+    attempt = Attempt(tuple(stages))
+    restage = getattr(task, "restage", None)
+    if restage is not None:
+        corpus = suite.manifest.corpus_file
+        attempt = restage(item, attempt, str(corpus) if corpus else None)
+    score = task.score(item, attempt)
+    out.update(
+        outcome=score.outcome,
+        expected=score.expected,
+        metrics=dict(score.metrics),
+        answer=attempt.final.answer,
+        stages=[asdict(s) for s in attempt.stages],
+        reason=score.reason or out.get("reason", ""),
+        scorer_version=SCORER_VERSION,
+    )
+    return out
+
+
+def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[Path, RescoreStats]:
+    """Rescore every item record of ``path``; write items and fresh aggregates to ``out``
+    (default: ``path`` itself, replaced atomically)."""
+    from pytest_citebench.merge import write_results
+    from pytest_citebench.report import aggregate, read_results
+
+    items, _ = read_results(path)
+    known = _suites(suites)
+    stats = RescoreStats(items=len(items))
+    records = []
+    for number, record in enumerate(items, start=1):
+        new = rescore_record(record, known, where=f"{path}: item record {number}: ")
+        if record.get("outcome") == "error":
+            stats.errors += 1
+        else:
+            stats.rescored += 1
+            if new["outcome"] != record.get("outcome"):
+                stats.changes[(str(record.get("outcome")), str(new["outcome"]))] += 1
+        records.append(new)
+    target = out or path
+    write_results(target, records, aggregate(records))
+    return target, stats
+
+
+def main(results: str, out: str | None, suites: Sequence[str]) -> int:
+    from pytest_citebench.suites import SuiteError
+
+    try:
+        target, stats = rescore_file(
+            Path(results), Path(out) if out else None, [Path(s) for s in suites]
+        )
+    except (ValueError, OSError, SuiteError) as exc:
+        print(f"rescore: {exc}", file=sys.stderr)
+        return 2
+    for line in stats.lines():
+        print(line)
+    print(f"wrote {target}")
+    return 0

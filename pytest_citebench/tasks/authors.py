@@ -1,0 +1,456 @@
+"""Author lists as people: parsing the ways models write names, and deciding who is who.
+
+Two names are one person only when their surnames match and their given names are compatible
+(equal, or one is the initial of the other, position by position; a missing middle name is
+compatible). A first-initial key is not enough: it merges "Jie Sun" with "Jian Sun" and the two
+gold authors "Chang Xu" and "Chao Xu". Matching answer to gold is one-to-one (a maximum
+bipartite matching), so one answer name can never stand for two gold authors.
+
+Accepted spellings (see docs/outcomes.md): "M. I. Jordan", "MI Jordan", "Jordan, M. I.",
+"Jordan MI", "Ronneberger, O., Fischer, P., & Brox, T.", family name first ("He Kaiming"),
+"and" / "&" / ";" / newlines as separators, "et al.", accents and German transliteration
+("Müller" = "Mueller" = "Muller"), multi-part surnames ("van der Maaten" = "Maaten").
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_PARTICLES = frozenset(
+    [
+        "van",
+        "von",
+        "der",
+        "den",
+        "de",
+        "del",
+        "della",
+        "di",
+        "da",
+        "dos",
+        "das",
+        "du",
+        "la",
+        "le",
+        "ten",
+        "ter",
+        "bin",
+        "ibn",
+        "al",
+        "el",
+        "st",
+        "mac",
+    ]
+)
+_TITLES = re.compile(r"\b(?:dr|prof|professor|mr|mrs|ms|sir|phd|jr|sr)\b\.?", re.IGNORECASE)
+_STOPWORDS = frozenset(
+    [
+        "the",
+        "of",
+        "paper",
+        "research",
+        "is",
+        "are",
+        "was",
+        "were",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "we",
+        "you",
+        "it",
+        "they",
+        "authors",
+        "author",
+        "title",
+        "names",
+        "name",
+        "not",
+        "know",
+        "sorry",
+        "unable",
+        "information",
+        "about",
+        "in",
+        "on",
+        "for",
+        "with",
+        "from",
+        "which",
+        "who",
+        "written",
+        "cannot",
+        "can't",
+        "don't",
+        "do",
+        "does",
+        "find",
+        "provide",
+        "list",
+        "following",
+        "known",
+        "unknown",
+        "any",
+        "my",
+        "here",
+        "there",
+        "please",
+        "however",
+        "based",
+    ]
+) | frozenset(
+    # Words of prose about authors ("researchers who have published several related works"),
+    # and organisations, which are not people ("OpenAI", "Google Brain team").
+    (
+        "at",
+        "by",
+        "university",
+        "institute",
+        "lab",
+        "laboratory",
+        "team",
+        "group",
+        "department",
+        "college",
+        "inc",
+        "sure",
+        "certainly",
+        "unfortunately",
+        "et",
+        "have",
+        "has",
+        "had",
+        "published",
+        "several",
+        "related",
+        "works",
+        "work",
+        "researchers",
+        "scientists",
+        "experts",
+        "people",
+        "various",
+        "many",
+        "some",
+        "other",
+        "others",
+        "different",
+        "who",
+        "whom",
+        "whose",
+        "be",
+        "been",
+        "would",
+        "could",
+        "should",
+        "might",
+        "also",
+        "such",
+        "topic",
+        "papers",
+        "article",
+        "study",
+        "studies",
+        "his",
+        "her",
+        "their",
+        "our",
+        "and",
+        "or",
+        "to",
+        "a",
+        "as",
+        "but",
+        "if",
+        "none",
+        "unknown",
+        "openai",
+        "deepmind",
+        "google",
+        "microsoft",
+        "facebook",
+        "meta",
+        "ibm",
+        "nvidia",
+        "amazon",
+        "baidu",
+        "alibaba",
+        "tencent",
+        "brain",
+    )
+)
+_ET_AL = re.compile(
+    r"(?:\bet\.?\s*al\b\.?|\band\s+(?:others|colleagues|co-?workers|co-?authors|team)\b)"
+    r"(?:\s+(?:at|from|of|in)\s+[^,;\n]*)?",
+    re.IGNORECASE,
+)
+_INITIALS_TOKEN = re.compile(r"^(?:[A-Z]\.?-?)+$|^[A-Z]{1,3}$")
+_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"})
+
+
+def fold(text: str) -> str:
+    """Lower-case ASCII letters only: accents dropped, 'ß' as 'ss', everything else removed."""
+    text = text.replace("ß", "ss").replace("ł", "l").replace("Ł", "L").replace("ø", "o")
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z]", "", ascii_text.lower())
+
+
+def _surname_variants(surname_tokens: Sequence[str]) -> frozenset[str]:
+    """Keys a surname may be written as: folded, with German umlauts spelled out, and without
+    leading particles ("van der Maaten" -> "maaten")."""
+    core = [t for t in surname_tokens if t.lower() not in _PARTICLES] or list(surname_tokens)
+    out = set()
+    for tokens in (surname_tokens, core):
+        joined = " ".join(tokens)
+        out.add(fold(joined))
+        out.add(fold(joined.translate(_UMLAUTS)))
+    return frozenset(x for x in out if x)
+
+
+def _given_tokens(tokens: Sequence[str]) -> tuple[str, ...]:
+    """Given names as folded tokens; initials become one letter each ("M.I." -> m, i)."""
+    out: list[str] = []
+    for token in tokens:
+        if _INITIALS_TOKEN.match(token):
+            out.extend(ch.lower() for ch in token if ch.isalpha())
+        else:
+            folded = fold(token)
+            if folded:
+                out.append(folded)
+    return tuple(out)
+
+
+Reading = tuple[frozenset[str], tuple[str, ...]]  # (surname keys, given tokens)
+
+
+@dataclass(frozen=True)
+class Person:
+    """One named person: how it was written and the (surname, given names) readings it allows.
+
+    A name like "He Kaiming" is ambiguous (family name first or last), so it has two readings;
+    "M. I. Jordan", "Jordan, M. I." and "Jordan MI" have one.
+    """
+
+    text: str
+    readings: tuple[Reading, ...]
+
+    @property
+    def display(self) -> str:
+        return self.text
+
+
+def _compatible_given(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    if not a or not b:
+        return True
+    for x, y in zip(a, b, strict=False):
+        if x == y:
+            continue
+        if (len(x) == 1 and y.startswith(x)) or (len(y) == 1 and x.startswith(y)):
+            continue
+        return False
+    return True
+
+
+def same_person(a: Person, b: Person) -> bool:
+    """Surnames match and given names are compatible, in some reading of each."""
+    return any(
+        sa & sb and _compatible_given(ga, gb) for sa, ga in a.readings for sb, gb in b.readings
+    )
+
+
+def _tokens(text: str) -> list[str]:
+    text = re.sub(r"(?<=[A-Z]\.)(?=[A-Z])", " ", text)  # "M.I.Jordan" -> "M. I. Jordan"
+    return [t for t in re.split(r"\s+", text.strip()) if t]
+
+
+def _is_initials(token: str) -> bool:
+    return _INITIALS_TOKEN.match(token) is not None
+
+
+# True while parsing an answer that has no capital letter at all.
+_LOWER_OK: contextvars.ContextVar[bool] = contextvars.ContextVar("lower_ok", default=True)
+
+
+def is_name_like(text: str) -> bool:
+    """1 to 7 words that start with a letter (with . ' - inside), none a common English word,
+    at least one of two letters or more: what a person's name looks like."""
+    tokens = _tokens(text)
+    if not 1 <= len(tokens) <= 7:
+        return False
+    for token in tokens:
+        if not re.fullmatch(r"[^\W\d_][\w.'’\-]*", token):
+            return False
+        if _is_initials(token):
+            continue  # "Zhao BY": initials, not the word "by"
+        if len(token.strip(".")) > 1 and token.lower().strip(".") in _STOPWORDS:
+            return False
+    if not any(len(re.sub(r"[^\w]", "", t)) >= 2 for t in tokens):
+        return False
+    # Names are capitalised: "have published related works" is not a name. An answer written
+    # wholly in lower case ("john smith") is judged by the other rules only.
+    return any(t[:1].isupper() for t in tokens) or _LOWER_OK.get()
+
+
+def person(text: str, *, surname_first: bool = False) -> Person | None:
+    """Parse one name; None when it does not look like a name.
+
+    ``surname_first`` is set for "Surname, Given" pairs (citation style).
+    """
+    text = _TITLES.sub(" ", text)
+    text = re.sub(r"\s+", " ", text).strip(" .,;:-–—'\"*_")
+    if text.isupper() and len(text) > 4:
+        text = text.title()  # "KAIMING HE": capitals are not initials here
+    if "," in text:
+        surname_text, _, given_text = text.partition(",")
+        return _from_parts(text, _tokens(surname_text), _tokens(given_text))
+    if not is_name_like(text):
+        return None
+    tokens = _tokens(text)
+    if surname_first:
+        return _from_parts(text, tokens[:1], tokens[1:])
+    if len(tokens) == 1:
+        return Person(text, ((_surname_variants(tokens), ()),))
+    # "MI Jordan" / "M. I. Jordan": initials first. "Jordan MI" / "Vedaldi A": initials last.
+    if _is_initials(tokens[-1]) and not _is_initials(tokens[0]):
+        split = len(tokens) - 1
+        while split > 1 and _is_initials(tokens[split - 1]):
+            split -= 1
+        return _from_parts(text, tokens[:split], tokens[split:])
+    surname_start = len(tokens) - 1
+    while surname_start > 1 and tokens[surname_start - 1].lower() in _PARTICLES:
+        surname_start -= 1
+    given_part, surname = tokens[:surname_start], tokens[surname_start:]
+    readings: list[Reading] = [(_surname_variants(surname), _given_tokens(given_part))]
+    if len(tokens) == 2 and not any(_is_initials(t) for t in tokens):
+        # Family name first is as common as last in answers ("He Kaiming, Zhang Xiangyu").
+        readings.append((_surname_variants(tokens[:1]), _given_tokens(tokens[1:])))
+    return Person(text, tuple(readings))
+
+
+def _from_parts(text: str, surname: list[str], given: list[str]) -> Person | None:
+    if not surname or not is_name_like(" ".join(surname + given)):
+        return None
+    return Person(text, ((_surname_variants(surname), _given_tokens(given)),))
+
+
+def _is_initials_segment(segment: str) -> bool:
+    tokens = _tokens(segment)
+    return bool(tokens) and all(_is_initials(t) for t in tokens)
+
+
+@dataclass(frozen=True)
+class AuthorList:
+    persons: tuple[Person, ...]
+    et_al: bool
+    # Pieces of the list that are not names (a sentence, a placeholder): kept for the reason.
+    junk: tuple[str, ...] = ()
+
+
+def parse_authors(text: str) -> AuthorList:
+    """Split an author list into people.
+
+    Separators are commas, ";", "and", "&" and newlines. A piece made of initials only
+    ("O.", "M. I.") belongs to the surname before it ("Ronneberger, O."), and "Surname, Given"
+    inside one "and"-separated chunk (BibTeX style) is one person.
+    """
+    token = _LOWER_OK.set(text == text.lower())
+    try:
+        return _parse_authors(text)
+    finally:
+        _LOWER_OK.reset(token)
+
+
+def _parse_authors(text: str) -> AuthorList:
+    text = re.sub(r"\s*\([^()]*\)\s*", " ", text)  # affiliations, nicknames, years
+    text = re.sub(r"\s[\"'“‘][^\"'”’,]{1,20}[\"'”’]\s", " ", text)  # Chiyu "Max" Jiang
+    et_al = _ET_AL.search(text) is not None
+    text = _ET_AL.sub(",", text)
+    chunks = [c for c in re.split(r";|&|\band\b|\n|\s+und\s+", text) if c.strip(" ,.")]
+    persons: list[Person] = []
+    junk: list[str] = []
+    for chunk in chunks:
+        segments = [s.strip() for s in chunk.split(",") if s.strip(" .")]
+        # BibTeX / "Surname, Given" when a chunk is exactly one such pair and "and" split it.
+        if (
+            len(chunks) > 1
+            and len(segments) == 2
+            and len(_tokens(segments[0])) == 1
+            and not _is_initials_segment(segments[0])
+        ):
+            found = _from_parts(chunk, _tokens(segments[0]), _tokens(segments[1]))
+            if found is not None:
+                persons.append(found)
+                continue
+        i = 0
+        while i < len(segments):
+            segment = segments[i]
+            nxt = segments[i + 1] if i + 1 < len(segments) else None
+            if (
+                nxt is not None
+                and _is_initials_segment(nxt)
+                and not _is_initials_segment(segment)
+                and not any(_is_initials(t) for t in _tokens(segment))
+            ):
+                found = _from_parts(f"{segment}, {nxt}", _tokens(segment), _tokens(nxt))
+                i += 2
+            else:
+                found = person(segment)
+                i += 1
+            if found is None:
+                junk.append(segment)
+            else:
+                persons.append(found)
+    return AuthorList(tuple(persons), et_al, tuple(junk))
+
+
+def match(answer: Sequence[Person], gold: Sequence[Person]) -> dict[int, int]:
+    """A maximum one-to-one matching answer index -> gold index (Kuhn's augmenting paths)."""
+    edges = [[j for j, g in enumerate(gold) if same_person(a, g)] for a in answer]
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in edges[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if j not in owner or augment(owner[j], seen):
+                owner[j] = i
+                return True
+        return False
+
+    for i in range(len(answer)):
+        augment(i, set())
+    return {i: j for j, i in owner.items()}
+
+
+@dataclass(frozen=True)
+class AuthorVerdict:
+    matched: int
+    gold: int
+    invented: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+def compare_authors(answer: Sequence[Person], gold: Sequence[Person]) -> AuthorVerdict:
+    """Who of the answer is in the gold (one-to-one), who is invented, who is missing.
+
+    An unmatched answer name that is the same person as a matched one is a repetition, not an
+    invention.
+    """
+    pairs = match(answer, gold)
+    invented = []
+    for i, a in enumerate(answer):
+        if i in pairs:
+            continue
+        if any(same_person(a, answer[k]) for k in pairs):
+            continue
+        invented.append(a.text)
+    used = set(pairs.values())
+    missing = tuple(g.text for j, g in enumerate(gold) if j not in used)
+    return AuthorVerdict(len(used), len(gold), tuple(invented), missing)

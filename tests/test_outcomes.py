@@ -1,0 +1,570 @@
+"""The outcome taxonomy on REASONS, ArxEval mixed and the guard: every rule of docs/outcomes.md
+with a case that fails when the rule is broken.
+
+Mutations tried (each made at least one test here fail): people matched on the surname alone
+(``_compatible_given`` always True); direct correctness as "a subset of the gold" instead of the
+same set; the hard-coded string-equality exact term of hr_paper; unanswered items counted in the
+HR/F1 means; an echoed "[2]" from the guard prompt counted as a citation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_citebench.report import aggregate
+from pytest_citebench.suites import Item
+from pytest_citebench.tasks.authors import parse_authors, person, same_person
+from pytest_citebench.tasks.base import Attempt, ItemScore
+from pytest_citebench.tasks.reasons import TASKS, Direct, Indirect
+
+DIRECT, INDIRECT = Direct(), Indirect()
+SID = next(t for t in TASKS if t.name == "sid")
+
+GOLD = {
+    "citing_title": "Policy Search for Robot Control",
+    "sentence": "Trust-region methods constrain each policy update [12].",
+    "cited_title": "Trust Region Policy Optimization",
+    "cited_authors": "John Schulman, Sergey Levine, Philipp Moritz, Michael I. Jordan, Pieter Abbeel",
+    "cited_abstract": "We describe an iterative procedure for optimizing policies.",
+}
+
+
+def reasons_item(**fields: str) -> Item:
+    return Item("test/suite", "item-1", {**GOLD, **fields}, 1)
+
+
+def judge(task: Any, raw: str, **fields: str) -> ItemScore:
+    item = reasons_item(**fields)
+    return task.score(item, Attempt((task.parse(task.kind, raw),)))
+
+
+# --------------------------------------------------------------------------- REASONS direct
+
+
+@pytest.mark.parametrize(
+    ("raw", "gold", "outcome"),
+    [
+        (
+            "D. A. Cohn, Z. Ghahramani, M. I. Jordan",
+            "D. A. Cohn, Z. Ghahramani, M. I. Jordan",
+            "correct",
+        ),
+        (
+            "David Cohn, Zoubin Ghahramani, Michael I. Jordan",
+            "D. A. Cohn, Z. Ghahramani, M. I. Jordan",
+            "correct",
+        ),
+        ("DA Cohn, Z Ghahramani, MI Jordan", "D. A. Cohn, Z. Ghahramani, M. I. Jordan", "correct"),
+        (
+            "Ronneberger, O., Fischer, P., & Brox, T.",
+            "Olaf Ronneberger, Philipp Fischer, Thomas Brox",
+            "correct",
+        ),
+        (
+            "He Kaiming, Zhang Xiangyu, Ren Shaoqing, Sun Jian",
+            "Kaiming He, Xiangyu Zhang, Shaoqing Ren, Jian Sun",
+            "correct",
+        ),
+        ("Vedaldi A, Lenc K", "Andrea Vedaldi, Karel Lenc", "correct"),
+        (
+            "Laurens van der Maaten and Geoffrey Hinton",
+            "L. J. P. van der Maaten, G. E. Hinton",
+            "correct",
+        ),
+        ("Gerd Mueller; Jürgen Schmidhuber", "Gerd Müller, Juergen Schmidhuber", "correct"),
+        (
+            "Kaiming He, Xiangyu Zhang, Shaoqing Ren, Jie Sun",
+            "Kaiming He, Xiangyu Zhang, Shaoqing Ren, Jian Sun",
+            "hallucinated",
+        ),
+        ("Chang Xu, Dacheng Tao", "Chang Xu, Dacheng Tao, Chao Xu", "partial"),
+        ("Chao Xu, Dacheng Tao, Chang Xu", "Chang Xu, Dacheng Tao, Chao Xu", "correct"),
+        ("C. Xu, D. Tao", "Chang Xu, Dacheng Tao, Chao Xu", "partial"),
+        ("Kaiming He et al.", "Kaiming He, Xiangyu Zhang, Shaoqing Ren, Jian Sun", "partial"),
+        ("Jane Smith", "John Smith", "hallucinated"),
+        (
+            "Kaiming He, Xiangyu Zhang, Yann LeCun",
+            "Kaiming He, Xiangyu Zhang, Shaoqing Ren, Jian Sun",
+            "hallucinated",
+        ),
+        ("<first name> <last name>, <first name> <last name>", "John Smith", "unanswered"),
+        ("I am sorry, but I do not know who wrote this paper.", "John Smith", "unanswered"),
+        ("pass", "John Smith", "abstained"),
+        ("pass\nOn second thought: John Smith", "John Smith", "correct"),
+        ("John Smith. Actually, pass.", "John Smith", "abstained"),
+        ("Sure! The authors are: John Smith, Ann Lee.", "John Smith, Ann Lee", "correct"),
+        (
+            "The paper was written by John Smith and colleagues at MIT.",
+            "John Smith, Ann Lee",
+            "partial",
+        ),
+        ("Schulman, John; Levine, Sergey", "John Schulman, Sergey Levine", "correct"),
+        ("- John Smith\n- Ann Lee", "John Smith, Ann Lee", "correct"),
+        ("OpenAI", "John Smith, Ann Lee", "unanswered"),
+    ],
+)
+def test_direct_outcomes(raw: str, gold: str, outcome: str) -> None:
+    score = judge(DIRECT, raw, cited_authors=gold)
+    assert score.outcome == outcome, score.reason
+    assert score.reason
+
+
+def test_direct_echo_of_the_prompt_or_title_is_unanswered() -> None:
+    for raw in (
+        'Who were the authors of the research paper "Trust Region Policy Optimization"',
+        "Trust Region Policy Optimization",
+        "list only author names, formatted as <first name><last name>, separated by comma",
+    ):
+        assert judge(DIRECT, raw).outcome == "unanswered", raw
+
+
+def test_a_short_citing_title_echoed_as_the_answer_is_unanswered() -> None:
+    score = judge(INDIRECT, 'Title: "Robot Control"', citing_title="Robot Control")
+    assert score.outcome == "unanswered", score.reason
+
+
+def test_direct_reference_string_scores_the_names_before_the_title() -> None:
+    raw = "Smith J, Lee A. A Paper About Things. ICML 2015."
+    score = judge(
+        DIRECT, raw, cited_authors="John Smith, Ann Lee", cited_title="A Paper About Things"
+    )
+    assert score.outcome == "correct", score.reason
+
+
+def test_direct_title_then_authors_scores_the_authors() -> None:
+    raw = "Trust Region Policy Optimization by John Schulman, Sergey Levine, Philipp Moritz, "
+    raw += "Michael I. Jordan and Pieter Abbeel"
+    assert judge(DIRECT, raw).outcome == "correct"
+
+
+def test_same_person_needs_compatible_given_names() -> None:
+    """Mutation: surname alone (the old first-initial key, or none) fails here."""
+    assert not same_person(person("John Smith"), person("Jane Smith"))  # type: ignore[arg-type]
+    assert not same_person(person("Jie Sun"), person("Jian Sun"))  # type: ignore[arg-type]
+    assert same_person(person("J. Smith"), person("John Smith"))  # type: ignore[arg-type]
+    assert same_person(person("M. I. Jordan"), person("Michael Jordan"))  # type: ignore[arg-type]
+    assert not same_person(person("David A. Cohn"), person("David B. Cohn"))  # type: ignore[arg-type]
+
+
+def test_two_gold_authors_are_never_merged() -> None:
+    gold = parse_authors("Chang Xu, Dacheng Tao, Chao Xu").persons
+    assert len(gold) == 3
+    assert judge(DIRECT, "Chang Xu, Dacheng Tao", cited_authors="Chang Xu, Dacheng Tao, Chao Xu")
+    score = judge(DIRECT, "Chang Xu, Dacheng Tao", cited_authors="Chang Xu, Dacheng Tao, Chao Xu")
+    assert score.outcome == "partial" and "2 of 3" in score.reason
+
+
+def test_direct_correct_needs_the_same_set_not_a_subset() -> None:
+    """Mutation: correctness as subset of the gold makes the first case correct."""
+    assert judge(DIRECT, "John Schulman, Sergey Levine").outcome == "partial"
+    assert (
+        judge(
+            DIRECT, "Pieter Abbeel, John Schulman, Michael Jordan, Philipp Moritz, Sergey Levine"
+        ).outcome
+        == "correct"
+    )
+
+
+def test_hr_paper_exact_term_uses_the_task_rule() -> None:
+    score = judge(DIRECT, "Pieter Abbeel, John Schulman, M. I. Jordan, P. Moritz, S. Levine")
+    assert score.outcome == "correct"
+    assert score.metrics["hr_paper"] < 0.5  # only the word term; the exact term is 0
+
+
+def test_unanswered_and_abstained_have_no_metrics() -> None:
+    for raw in (".\nThe model was trained to answer questions.", "pass", "<paper title here>"):
+        score = judge(INDIRECT, raw)
+        assert score.outcome in ("unanswered", "abstained") and score.metrics == {}, raw
+
+
+# --------------------------------------------------------------------------- REASONS indirect
+
+
+@pytest.mark.parametrize(
+    ("raw", "gold", "outcome"),
+    [
+        (
+            '"Why Should I Trust You?": Explaining the Predictions of Any Classifier',
+            '"Why Should I Trust You?": Explaining the Predictions of Any Classifier',
+            "correct",
+        ),
+        (
+            "MatConvNet - Convolutional Neural Networks for MATLAB",
+            "MatConvNet - Convolutional Neural Networks for MATLAB",
+            "correct",
+        ),
+        (
+            'The sentence most likely cites "Trust Region Policy Optimization" (Schulman et al., 2015).',
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "The paper is likely Trust Region Policy Optimization.",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "**Title:** Trust Region Policy Optimization",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "## Trust Region Policy Optimization\n\nThis paper introduced TRPO.",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "1. Trust Region Policy Optimization (2015)",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "Trust Region Policy Optimization by Schulman et al.",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "Trust Region Policy Optimization. This paper proposes TRPO.",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "Schulman, J., Levine, S., & Abbeel, P. (2015). Trust region policy optimization. In ICML.",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            'Schulman, John, et al. "Trust region policy optimization." ICML, 2015.',
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            'J. Schulman et al., "Trust region policy optimization," in Proc. ICML, 2015.',
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "@article{s15,\n title={Trust Region Policy {Optimization}},\n year={2015}}",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "Pass. On second thought: Trust Region Policy Optimization",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "Learning to Learn by Gradient Descent by Gradient Descent",
+            "Learning to Learn by Gradient Descent by Gradient Descent",
+            "correct",
+        ),
+        ("Is Attention Interpretable?", "Is Attention Interpretable?", "correct"),
+        (
+            "Proximal Policy Optimization Algorithms",
+            "Trust Region Policy Optimization",
+            "hallucinated",
+        ),
+        (
+            'The paper is "Proximal Policy Optimization Algorithms".',
+            "Trust Region Policy Optimization",
+            "hallucinated",
+        ),
+        ("Policy Search for Robot Control", "Trust Region Policy Optimization", "unanswered"),
+        (
+            "Trust-region methods constrain each policy update [12].",
+            "Trust Region Policy Optimization",
+            "unanswered",
+        ),
+        ("<title of the paper>", "Trust Region Policy Optimization", "unanswered"),
+        (
+            ".\nThe model was trained to answer questions.",
+            "Trust Region Policy Optimization",
+            "unanswered",
+        ),
+        ("", "Trust Region Policy Optimization", "unanswered"),
+        ("pass", "Trust Region Policy Optimization", "abstained"),
+        ("pass - I don't know", "Trust Region Policy Optimization", "abstained"),
+        ("The answer is pass.", "Trust Region Policy Optimization", "abstained"),
+        ("N/A", "Trust Region Policy Optimization", "unanswered"),
+        ("Reference [12]", "Trust Region Policy Optimization", "unanswered"),
+        ('The title of the paper is "Title".', "Trust Region Policy Optimization", "unanswered"),
+        ("Schulman et al. (2015)", "Trust Region Policy Optimization", "unanswered"),
+        (
+            "The cited work is probably TRPO (Trust Region Policy Optimization).",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "I'd guess: Trust Region Policy Optimization",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "Sure! The title is *Trust Region Policy Optimization*.",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            'Here\'s the paper title you asked for:\n"Trust Region Policy Optimization"',
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        ("Trust Region Policy Optimization (TRPO)", "Trust Region Policy Optimization", "correct"),
+        (
+            "Trust Region Policy Optimization, ICML 2015",
+            "Trust Region Policy Optimization",
+            "correct",
+        ),
+        (
+            "OK-VQA: A Visual Question Answering Benchmark",
+            "OK-VQA: A Visual Question Answering Benchmark",
+            "correct",
+        ),
+        (
+            "I cannot determine the paper from this sentence.",
+            "Trust Region Policy Optimization",
+            "unanswered",
+        ),
+        ("Sure! Please provide the sentence.", "Trust Region Policy Optimization", "unanswered"),
+        (
+            'I\'m not sure, but it could be "Asynchronous Methods for Deep RL".',
+            "Trust Region Policy Optimization",
+            "hallucinated",
+        ),
+    ],
+)
+def test_indirect_outcomes(raw: str, gold: str, outcome: str) -> None:
+    score = judge(INDIRECT, raw, cited_title=gold)
+    assert score.outcome == outcome, score.reason
+
+
+def _reasons_items() -> list[dict[str, Any]]:
+    rows = []
+    for path in sorted((REPO / "suites" / "reasons").glob("*/items.jsonl")):
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return rows
+
+
+def test_every_committed_gold_scores_correct_when_answered_verbatim() -> None:
+    """14 gold titles and many author lists failed this before the parser kept quotes/dashes."""
+    titles = {r["cited_title"] for r in _reasons_items()}
+    authors = {r["cited_authors"] for r in _reasons_items()}
+    bad = [t for t in sorted(titles) if judge(INDIRECT, t, cited_title=t).outcome != "correct"]
+    assert not bad, bad[:10]
+    bad = [a for a in sorted(authors) if judge(DIRECT, a, cited_authors=a).outcome != "correct"]
+    assert not bad, [b[:100] for b in bad[:10]]
+
+
+# --------------------------------------------------------------------------- properties
+
+NAMES = [
+    "Myléne Mathieu",
+    "Vishal Sood",
+    "Amer Shreim",
+    "Jürgen Schmidhuber",
+    "Laurens van der Maaten",
+]
+
+
+def _ascii(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(NAMES), st.sampled_from([str, str.upper, str.lower, _ascii]))
+def test_direct_is_invariant_to_order_case_and_accents(order: list[str], style: Any) -> None:
+    raw = ", ".join(style(n) for n in order)
+    assert judge(DIRECT, raw, cited_authors=", ".join(NAMES)).outcome == "correct", raw
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet=st.characters(blacklist_categories=("L",)), max_size=40),
+        st.sampled_from(
+            [
+                "<first name> <last name>",
+                "[Author 1], [Author 2]",
+                "Title of the paper here",
+                "I do not know the answer to this question.",
+                GOLD["citing_title"],
+                GOLD["sentence"],
+            ]
+        ),
+    ),
+    st.sampled_from([DIRECT, INDIRECT]),
+)
+def test_naming_nothing_is_never_hallucinated(raw: str, task: Any) -> None:
+    score = judge(task, raw)
+    assert score.outcome in ("unanswered", "abstained"), (raw, score)
+    assert score.metrics == {}
+
+
+# --------------------------------------------------------------------------- sid escalation
+
+
+def test_sid_escalates_on_unanswered_as_on_abstained() -> None:
+    import asyncio
+
+    replies = iter(["<title of the paper>", "Trust Region Policy Optimization"])
+
+    async def generate(messages: Any, *, hint: Any) -> str:
+        return next(replies)
+
+    attempt = asyncio.run(SID.solve(reasons_item(), generate, suite_corpus=None))
+    assert [s.name for s in attempt.stages] == ["indirect", "abstract"]
+    assert SID.score(reasons_item(), attempt).outcome == "correct"
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def _record(outcome: str, **metrics: float) -> dict[str, Any]:
+    return {
+        "model": "m",
+        "suite": "s",
+        "task": "indirect",
+        "item_id": f"{outcome}-{len(metrics)}-{id(metrics)}",
+        "outcome": outcome,
+        "metrics": metrics,
+        "stages": [],
+    }
+
+
+def test_partial_and_unanswered_are_shares_and_unanswered_is_out_of_the_means() -> None:
+    records = [
+        _record("correct", f1=1.0),
+        _record("partial", f1=0.5),
+        _record("unanswered"),
+        _record("unanswered", f1=0.0),  # a metric left on an unanswered record is not counted
+        _record("hallucinated", f1=0.0),
+    ]
+    (agg,) = aggregate(records)
+    assert agg.counts["partial"] == 1 and agg.counts["unanswered"] == 2
+    assert agg.metrics["unanswered"].value == pytest.approx(0.4)
+    assert 0 < agg.metrics["partial"].lo < 0.2 < agg.metrics["partial"].hi
+    assert agg.metrics["f1"].value == pytest.approx(0.5) and agg.metrics["f1"].n == 3
+    assert not math.isnan(agg.metrics["hallucinated"].value)
+
+
+def test_gate_names_include_partial_and_unanswered() -> None:
+    from pytest_citebench.report import known_metrics
+
+    assert {"partial", "unanswered", "hallucinated", "accuracy", "pp"} <= set(known_metrics())
+
+
+# --------------------------------------------------------------------------- mixed and guard
+
+
+def _corpus_case(suite: str, item_id: str, task: str, raw: str) -> ItemScore:
+    from test_answer_corpus import score_record
+
+    path = REPO / "suites" / suite / "items.jsonl"
+    item = next(
+        json.loads(line)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["id"] == item_id
+    )
+    record = {"suite": suite, "item_id": item_id, "task": task, "item": item, "raw_answer": raw}
+    return score_record(record)
+
+
+MIX = ("arxeval/mixed-reasons", "0912.0071+1704.06873", "mixed")
+T1, D1 = "Differentially Private Empirical Risk Minimization", "10.48550/arXiv.0912.0071"
+T2, D2 = "Boundary First Flattening", "10.48550/arXiv.1704.06873"
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        (f"Title: {T1}\nDOI: {D1}\n\nTitle: {T2}\nDOI: {D2}", "correct"),
+        (f"1. {T1}\n2. {T2}", "unanswered"),
+        (f"Title: {T1}\nDOI: {D1}", "partial"),
+        (f"Title: {T1}\nDOI: 10.9999/invented.1\n\nTitle: {T2}\nDOI: {D2}", "hallucinated"),
+        (f"Title: {T2}\nDOI: {D1}", "hallucinated"),
+        ("Sorry, I couldn't find papers matching that title.", "abstained"),
+    ],
+)
+def test_mixed_outcomes(raw: str, outcome: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CITEBENCH_DOI", raising=False)
+    score = _corpus_case(*MIX, raw)
+    assert score.outcome == outcome, score.reason
+    if outcome == "unanswered":
+        assert "source_recall" not in score.metrics
+
+
+GRD = ("guard/scifact-answers", "scifact-012", "guard")
+COPIED = (
+    "Sequential administration of 5-chloro-2-deoxyuridine and 5-iodo-2-deoxyuridine indicated "
+    "that all HSCs segregate their chromosomes randomly"
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        (f"{COPIED} [2].", "correct"),
+        (f"{COPIED} [3].", "hallucinated"),
+        (f"{COPIED} [2]. HSCs also divide slowly in the bone marrow of adult mice.", "partial"),
+        ("HSCs segregate their chromosomes randomly, according to these studies.", "unanswered"),
+        (
+            "Answer the question using only the numbered passages below, in two to four "
+            "sentences. End every sentence with the number of the passage that supports it in "
+            "square brackets, for example [2].",
+            "unanswered",
+        ),
+        ("pass", "abstained"),
+    ],
+)
+def test_guard_outcomes_count_only_the_models_own_markers(
+    raw: str, outcome: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CITEBENCH_GUARD_VERIFIER", raising=False)
+    monkeypatch.delenv("CITEBENCH_GUARD_TAU", raising=False)
+    score = _corpus_case(*GRD, raw)
+    assert score.outcome == outcome, score.reason
+
+
+def test_guard_echoed_passages_are_not_citations() -> None:
+    from pytest_citebench.tasks.guard import own_answer
+
+    passages = {1: "Alpha beta gamma delta epsilon.", 2: "Zeta eta theta iota kappa."}
+    echoed = (
+        "[1] Alpha beta gamma delta epsilon.\n[2] Zeta eta theta iota kappa.\nAlpha is beta [1]."
+    )
+    assert own_answer(echoed, "What is alpha?", passages) == "Alpha is beta [1]."
+
+
+_ = Path  # keep the import for type checkers of the helpers above
+
+
+def test_a_title_the_sentence_mentions_is_a_wrong_attribution_but_the_sentence_is_an_echo() -> None:
+    sentence = (
+        "Jun Zhao, Ulrik Lyngs, and Nigel Shadbolt. 2018. What privacy concerns do parents have "
+        "about children's mobile apps, and how can they stay SHARP? CoRR abs/1809.10841 (2018)."
+    )
+    named = "What privacy concerns do parents have about children's mobile apps, and how can they stay SHARP?"
+    assert judge(INDIRECT, named, sentence=sentence).outcome == "hallucinated"
+    assert judge(INDIRECT, sentence, sentence=sentence).outcome == "unanswered"
+    looped = "the mobile apps of children, the mobile apps of children, the mobile apps of children"
+    assert judge(INDIRECT, looped, sentence=sentence + " the of").outcome == "unanswered"
+
+
+def test_a_self_citation_inside_an_echoed_prompt_is_not_correct() -> None:
+    title = "A Change-Sensitive Algorithm for Maintaining Maximal Bicliques"
+    echo = (
+        f'I have taken a sentence from the research paper titled "{title}", give me the title '
+        "of the possible research paper that this sentence is citing to."
+    )
+    assert judge(INDIRECT, echo, citing_title=title, cited_title=title).outcome == "unanswered"
+    assert judge(INDIRECT, title, citing_title=title, cited_title=title).outcome == "correct"
