@@ -9,8 +9,6 @@ shards (a test checks four shards against one unsharded run).
 
 from __future__ import annotations
 
-import os
-import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,20 +65,9 @@ def dedupe(
 
 def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: Any) -> None:
     """Items then aggregates, in the plugin's results format; atomic (temp file + rename)."""
-    import json
+    from pytest_citebench import jsonl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-            for agg in aggregates:
-                handle.write(json.dumps(agg.to_record(), ensure_ascii=False, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    jsonl.write(path, [*records, *(agg.to_record() for agg in aggregates)])
 
 
 @dataclass

@@ -8,7 +8,6 @@ whether other suites go on (the collector reports the bad suite as one error and
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -213,33 +212,22 @@ def _value_problem(exc: ValueError | RecursionError) -> str:
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object); blank lines are allowed, anything else must be an object."""
+    from pytest_citebench import jsonl
+
     if not path.is_file():
         raise SuiteError(path, "file not found; the manifest names it")
     raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
+    try:  # the whole file first: a bad byte on line 9 is reported before a bad object on line 3
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SuiteError(
             path, f"not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8", line=line
         ) from None
-    # Lines end at "\n" only: splitlines() would also break inside a JSON string at U+2028,
-    # U+0085 and the like, which json.dumps(ensure_ascii=False) writes as they are.
-    for number, line_text in enumerate(text.split("\n"), start=1):
-        line_text = line_text.removesuffix("\r")
-        if not line_text.strip():
-            continue
-        try:
-            obj = json.loads(line_text)
-        except json.JSONDecodeError as exc:
-            raise SuiteError(
-                path, f"malformed JSON ({exc.msg} at column {exc.colno})", line=number
-            ) from None
-        except (ValueError, RecursionError) as exc:
-            raise SuiteError(path, f"malformed JSON ({_value_problem(exc)})", line=number) from None
-        if not isinstance(obj, dict):
-            raise SuiteError(path, f"expected a JSON object, got {_kind(obj)}", line=number)
-        yield number, obj
+    try:
+        yield from jsonl.iter_objects(path)
+    except jsonl.JsonlError as exc:
+        raise SuiteError(path, exc.problem, line=exc.line) from None
 
 
 def _check_fields(

@@ -1,0 +1,84 @@
+"""Fixes from hostile testing (issue 13): each test names the row of the issue's table it keeps
+fixed. Rows 1-4, 7 and 12 (cassettes) are tested in test_recording.py / test_secrets.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_citebench import jsonl
+from pytest_citebench.__main__ import main as cli
+from pytest_citebench.report import read_results
+from pytest_citebench.tasks import registry
+
+registry.names()  # load every task module once, before pytester's in-process runs snapshot them
+
+ODD = "line\u2028separator\u0085next\x0cfeed\u2029para"
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return jsonl.read_objects(path)
+
+
+def _aggregates(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(r["suite"], r["task"]): r for r in _records(path) if r.get("type") == "aggregate"}
+
+
+# -- row 6: one JSON-lines module; U+2028 in an answer survives every reader --------------------
+
+
+def test_jsonl_splits_at_newline_only_and_counts_lines(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text(
+        json.dumps({"a": ODD}, ensure_ascii=False) + "\n\n  \n" + '{"b": 1}\r\n[1]\n',
+        encoding="utf-8",
+    )
+    assert list(jsonl.iter_values(path)) == [(1, {"a": ODD}), (4, {"b": 1}), (5, [1])]
+    with pytest.raises(jsonl.JsonlError, match=r"a\.jsonl:5: expected a JSON object, got list"):
+        jsonl.read_objects(path)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text('{"a": 1}\n{"b": \n\n', encoding="utf-8")
+    assert jsonl.read_objects(torn, torn_tail_ok=True) == [{"a": 1}]
+    with pytest.raises(jsonl.JsonlError, match=r"torn\.jsonl:2: malformed JSON"):
+        jsonl.read_objects(torn)
+    middle = tmp_path / "middle.jsonl"
+    middle.write_text('{"a": 1}\n{"b": \n{"c": 3}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"middle\.jsonl:2: malformed JSON"):
+        read_results(middle)
+
+
+def test_answer_with_line_separator_survives_resume_merge_and_compare(
+    pytester: pytest.Pytester, tiny: Path, capsys: Any
+) -> None:
+    """Row 6: an answer holding U+2028 broke every reader built on str.splitlines()."""
+    first = pytester.runpytest("--citebench", "--citebench-results", "r.jsonl")
+    assert first.ret == 0
+    results = pytester.path / "r.jsonl"
+    records = _records(results)
+    for record in records:
+        if record.get("type") == "item":
+            record["answer"] = record["answer"] + ODD
+    jsonl.write(results, records)
+    assert "\u2028" in results.read_text(encoding="utf-8")  # written raw, not escaped
+
+    items, aggregates = read_results(results)
+    assert len(items) == 8 and len(aggregates) == 2
+    assert all(i["answer"].endswith(ODD) for i in items)
+
+    merged = pytester.path / "m.jsonl"
+    assert cli(["merge", str(results), "-o", str(merged)]) == 0
+    assert all(r["answer"].endswith(ODD) for r in _records(merged) if r["type"] == "item")
+    assert cli(["baseline", "compare", str(results), str(merged)]) == 0
+    capsys.readouterr()
+
+    jsonl.write(results, items[:5])  # as if the run had stopped after five items
+    resumed = pytester.runpytest(
+        "--citebench", "--citebench-resume", "r.jsonl", "--citebench-results", "again.jsonl"
+    )
+    assert resumed.ret == 0, resumed.stdout.str()
+    resumed.stdout.fnmatch_lines(["*5 deselected*"])
+    again = [r for r in _records(pytester.path / "again.jsonl") if r["type"] == "item"]
+    assert len(again) == 8 and sum(r["answer"].endswith(ODD) for r in again) == 5
