@@ -13,6 +13,7 @@ FLAG = "--citebench"
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 # Items --citebench-shard deselected: an empty shard is fine only if it had items to give away.
 _SHARD_DESELECTED = pytest.StashKey[int]()
+_RESUMED_KEY = "citebench_resumed"  # in an xdist worker's workeroutput: nodeids it resumed
 _CATEGORIES = {
     "hallucinated": ("hallucinated", "H", "HALLUCINATED"),
     "abstained": ("abstained", "A", "ABSTAINED"),
@@ -235,7 +236,11 @@ def pytest_collection_modifyitems(
         # Same file, same decision on every xdist worker, so they all collect the same items.
         items[:] = [item for item in items if item.nodeid not in cb.resumed]
         config.hook.pytest_deselected(items=done)
-        if not cb.is_worker:
+        if cb.is_worker:
+            # Under xdist the controller collects nothing, so it cannot know which resumed
+            # items this run selected: the workers tell it (pytest_testnodedown below).
+            config.workeroutput[_RESUMED_KEY] = [item.nodeid for item in done]  # type: ignore[attr-defined]
+        else:
             cb.replay_resumed([item.nodeid for item in done])
 
 
@@ -304,6 +309,15 @@ class _ControllerHooks:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.cb.session = session
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: count the resumed items it deselected, once (every worker
+        collects the same items and so deselects the same ones)."""
+        output = getattr(node, "workeroutput", None) or {}
+        nodeids = output.get(_RESUMED_KEY)
+        if nodeids is not None and not self.cb.resumed_replayed:
+            self.cb.replay_resumed(list(nodeids))
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

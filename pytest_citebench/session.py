@@ -209,6 +209,7 @@ class CitebenchSession:
         self.error_count = 0
         # nodeid -> finished record from --citebench-resume; errors are not finished.
         self.resumed: dict[str, dict[str, Any]] = self._load_resume()
+        self.resumed_replayed = False
         # --citebench-baseline: item records of the baseline (controller only) and the result.
         self.baseline_records: list[dict[str, Any]] = self._load_baseline()
         self.comparison: Comparison | None = None
@@ -378,6 +379,7 @@ class CitebenchSession:
     def replay_resumed(self, nodeids: list[str]) -> None:
         """Finished items of the resumed file that this run selected count as if they had just
         run (controller only): same records, same aggregates, written to the new results file."""
+        self.resumed_replayed = True
         for nodeid in nodeids:
             self.add_record(self.resumed[nodeid])
 

@@ -82,3 +82,39 @@ def test_answer_with_line_separator_survives_resume_merge_and_compare(
     resumed.stdout.fnmatch_lines(["*5 deselected*"])
     again = [r for r in _records(pytester.path / "again.jsonl") if r["type"] == "item"]
     assert len(again) == 8 and sum(r["answer"].endswith(ODD) for r in again) == 5
+
+
+# -- row 5: --citebench-resume under xdist keeps the resumed items in aggregates and gates -------
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resume_under_xdist_aggregates_the_resumed_items(
+    pytester: pytest.Pytester, tiny: Path, workers: str
+) -> None:
+    full = pytester.runpytest("--citebench", "--citebench-results", "full.jsonl")
+    assert full.ret == 0
+    items, _ = read_results(pytester.path / "full.jsonl")
+    jsonl.write(pytester.path / "partial.jsonl", items[:5])  # stopped after five items
+    resumed = pytester.runpytest_subprocess(
+        "--citebench",
+        "-n",
+        workers,
+        "-p",
+        "no:cacheprovider",
+        "--citebench-resume",
+        "partial.jsonl",
+        "--citebench-results",
+        "resumed.jsonl",
+        "--citebench-gate",
+        "tiny:direct:accuracy>=0.99",
+    )
+    assert resumed.ret == 0, resumed.stdout.str()
+    resumed.stdout.fnmatch_lines(["*PASS gate tiny:direct:accuracy>=0.99*n=4*"])
+    full_aggs = _aggregates(pytester.path / "full.jsonl")
+    resumed_aggs = _aggregates(pytester.path / "resumed.jsonl")
+    assert {k: a["metrics"]["n"]["value"] for k, a in resumed_aggs.items()} == {
+        ("tiny", "direct"): 4,
+        ("tiny", "indirect"): 4,
+    }
+    assert resumed_aggs == full_aggs
+    assert sum(r["type"] == "item" for r in _records(pytester.path / "resumed.jsonl")) == 8
