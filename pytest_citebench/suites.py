@@ -38,6 +38,32 @@ CORPUS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
 }
 
 
+MAX_ID_LENGTH = 200
+"""Longest item id or suite name accepted. Ids become test ids, result keys and (hashed when
+long) cassette names; 200 leaves room for the rest of a node id in a terminal line and for
+file-name limits (255 bytes) after the model and task are added."""
+
+
+def name_problem(text: str, *, limit: int = MAX_ID_LENGTH) -> str | None:
+    """Why ``text`` cannot be an item id or a suite name, or None when it can.
+
+    Control characters (NUL, ESC, ``\\r``), format characters, line or paragraph separators and
+    lone surrogates are refused at any length: they corrupt terminal output and Markdown tables,
+    and NUL or a surrogate cannot reach a file name or a UTF-8 results file at all (the run would
+    pay for the call and then fail to save it).
+    """
+    import unicodedata
+
+    if not text:
+        return "is empty"
+    if len(text) > limit:
+        return f"is {len(text)} characters long; the limit is {limit}"
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            return f"holds the control character U+{ord(char):04X}"
+    return None
+
+
 class SuiteError(Exception):
     """A suite that cannot be used, located as precisely as we can (file, line, field)."""
 
@@ -171,6 +197,9 @@ def load_manifest(path: Path | str) -> Manifest:
     name = data["name"]
     if not name or name != name.strip() or any(c in name for c in " \t\n:[]"):
         raise SuiteError(path, "must be non-empty with no spaces, ':' or brackets", field="name")
+    problem = name_problem(name)
+    if problem:
+        raise SuiteError(path, f"{name[:60]!r} {problem}; rename the suite", field="name")
     tasks = data["tasks"]
     if not tasks:
         raise SuiteError(path, "empty; list at least one task", field="tasks")
@@ -255,7 +284,15 @@ def load_items(manifest: Manifest) -> list[Item]:
     for line, obj in _read_jsonl(manifest.items_file):
         _check_fields(manifest.items_file, line, obj, spec)
         item_id = obj["id"]
-        if not item_id or any(c in item_id for c in " \t\n[]") or "::" in item_id:
+        problem = name_problem(item_id)
+        if problem:
+            raise SuiteError(
+                manifest.items_file,
+                f"{item_id[:60]!r} {problem}; use printable ids (letters, digits, '.', '-', '_')",
+                line=line,
+                field="id",
+            )
+        if any(c in item_id for c in " \t\n[]") or "::" in item_id:
             raise SuiteError(
                 manifest.items_file,
                 f"{item_id!r} must be non-empty without spaces, brackets or '::'",

@@ -118,3 +118,89 @@ def test_resume_under_xdist_aggregates_the_resumed_items(
     }
     assert resumed_aggs == full_aggs
     assert sum(r["type"] == "item" for r in _records(pytester.path / "resumed.jsonl")) == 8
+
+
+# -- row 8: ids and suite names that no file, terminal or report can hold fail at load ----------
+
+TINY_ITEM = {
+    "citing_title": "t",
+    "sentence": "s",
+    "cited_title": "c",
+    "cited_authors": "a",
+}
+
+
+def _suite(root: Path, ids: list[str], name: str = "odd") -> Path:
+    folder = root / "suites" / "odd"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "suite.toml").write_text(
+        f'name = {json.dumps(name)}\nversion = 1\ndescription = "d"\ntasks = ["indirect"]\n'
+        '[source]\npaper = "p"\nurl = "u"\nlicence = "CC0-1.0"\n',
+        encoding="utf-8",
+    )
+    (folder / "items.jsonl").write_text(  # ASCII JSON: a lone surrogate is written escaped
+        "".join(json.dumps({"id": i, **TINY_ITEM}) + "\n" for i in ids), encoding="utf-8"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("bad_id", "problem"),
+    [
+        ("a\x00b", "control character U+0000"),
+        ("a\rb", "control character U+000D"),
+        ("\x1b[31mred", "control character U+001B"),
+        ("a\u2028b", "control character U+2028"),
+        ("a\u200bb", "control character U+200B"),
+        ("\ud800", "control character U+D800"),
+        ("x" * 201, "is 201 characters long; the limit is 200"),
+        ("", "is empty"),
+    ],
+)
+def test_unusable_item_id_is_a_load_error_naming_file_and_line(
+    tmp_path: Path, bad_id: str, problem: str
+) -> None:
+    from pytest_citebench.suites import SuiteError, load_suite
+
+    folder = _suite(tmp_path, ["ok-1", bad_id])
+    with pytest.raises(SuiteError) as caught:
+        load_suite(folder)
+    message = str(caught.value)
+    assert message.startswith(f"{folder / 'items.jsonl'}:2: field 'id': "), message
+    assert problem in message
+    assert "\x00" not in message and "\r" not in message and "\x1b" not in message
+    _suite(tmp_path, ["ok-1", "x" * 200])  # the limit itself is fine
+    assert len(load_suite(folder).items) == 2
+
+
+@pytest.mark.parametrize("bad_name", ["a\x00b", "a\rb", "n\x1b", "x" * 201])
+def test_unusable_suite_name_is_a_load_error(tmp_path: Path, bad_name: str) -> None:
+    from pytest_citebench.suites import SuiteError, load_manifest
+
+    folder = _suite(tmp_path, ["ok-1"], name=bad_name)
+    with pytest.raises(SuiteError, match=r"suite\.toml: field 'name': .*rename the suite"):
+        load_manifest(folder)
+
+
+def test_task_names_are_plain() -> None:
+    from types import SimpleNamespace
+
+    with pytest.raises(ValueError, match="task name"):
+        registry.register(SimpleNamespace(name="in\x00direct"))  # type: ignore[arg-type]
+
+
+def test_bad_id_fails_collection_before_any_model_call(pytester: pytest.Pytester) -> None:
+    _suite(pytester.path, ["ok-1", "nul\x00id"])
+    # A remote model at a closed port: any call would end as a provider error in the results.
+    result = pytester.runpytest(
+        "--citebench",
+        "--citebench-model",
+        "openai/x",
+        "--citebench-api-base",
+        "http://127.0.0.1:9/v1",
+        "--citebench-results",
+        "r.jsonl",
+    )
+    result.stdout.fnmatch_lines(["*invalid suite: *items.jsonl:2: field 'id': *U+0000*"])
+    assert result.parseoutcomes() == {"failed": 1}  # the invalid-suite test, nothing ran
+    assert not [r for r in _records(pytester.path / "r.jsonl") if r.get("type") == "item"]

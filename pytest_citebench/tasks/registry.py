@@ -4,6 +4,7 @@ all on first use is cheap, and a suite manifest can be validated against the ful
 from __future__ import annotations
 
 import importlib
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -18,7 +19,13 @@ _TASKS: dict[str, Task] = {}
 _loaded = False
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
 def register(task: Task) -> Task:
+    # Task names end up in test ids, gate specs, cassette paths and report rows: plain only.
+    if not _NAME.fullmatch(task.name):
+        raise ValueError(f"task name {task.name!r}: use 1-64 letters, digits, '.', '-' or '_'")
     if task.name in _TASKS and _TASKS[task.name] is not task:
         raise ValueError(f"task {task.name!r} is registered twice")
     _TASKS[task.name] = task
