@@ -16,9 +16,20 @@ def _validate(args: argparse.Namespace) -> int:
 
     status = 0
     manifests = [m for root in args.paths for m in (discover(root) or [Path(root)])]
+    first: dict[str, Path] = {}  # suite name -> the manifest that used it first
     for manifest in manifests:
         try:
             suite = load_suite(manifest)
+            # The same name twice: results, gates and cassettes of the two would mix.
+            if first.setdefault(suite.name, suite.manifest.manifest_file) != (
+                suite.manifest.manifest_file
+            ):
+                raise SuiteError(
+                    suite.manifest.manifest_file,
+                    f"suite name {suite.name!r} is already used by {first[suite.name]}; "
+                    "rename one of them",
+                    field="name",
+                )
         except SuiteError as exc:
             print(f"ERROR {exc}", file=sys.stderr)
             status = 1

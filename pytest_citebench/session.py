@@ -257,7 +257,7 @@ class CitebenchSession:
             raise SuiteError(
                 suite.manifest.manifest_file,
                 f"suite name {suite.name!r} is already used by "
-                f"{self.suites[suite.name].manifest.manifest_file}",
+                f"{self.suites[suite.name].manifest.manifest_file}; rename one of them",
                 field="name",
             )
         self.suites[suite.name] = suite

@@ -204,3 +204,25 @@ def test_bad_id_fails_collection_before_any_model_call(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(["*invalid suite: *items.jsonl:2: field 'id': *U+0000*"])
     assert result.parseoutcomes() == {"failed": 1}  # the invalid-suite test, nothing ran
     assert not [r for r in _records(pytester.path / "r.jsonl") if r.get("type") == "item"]
+
+
+# -- row 10: one suite name in two folders is an error naming both manifests ---------------------
+
+
+def test_same_suite_name_in_two_folders_is_an_error_naming_both(
+    pytester: pytest.Pytester, tiny: Path, capsys: Any
+) -> None:
+    import shutil
+
+    twin = pytester.path / "suites" / "twin"
+    shutil.copytree(tiny, twin)
+    first, second = tiny / "suite.toml", twin / "suite.toml"
+    assert cli(["validate", str(pytester.path / "suites")]) == 1
+    err = capsys.readouterr().err
+    assert f"ERROR {second}: field 'name': suite name 'tiny' is already used by {first}" in err
+    result = pytester.runpytest("--citebench")
+    result.stdout.fnmatch_lines(
+        [f"*invalid suite: *{second}: field 'name': suite name 'tiny' is already used by*"]
+    )
+    assert str(first) in result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
