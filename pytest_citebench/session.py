@@ -194,6 +194,8 @@ class CitebenchSession:
             for g in self.options.pyproject_gates
         ]
         self.suites: dict[str, Suite] = {}
+        if not self.is_worker:
+            self._check_gates_at_start()
         self.records: list[dict[str, Any]] = []
         self.aggregates: list[Aggregate] = []
         self.gate_results: list[GateResult] = []
@@ -214,6 +216,52 @@ class CitebenchSession:
         self.baseline_records: list[dict[str, Any]] = self._load_baseline()
         self.comparison: Comparison | None = None
         self.written_reports: list[tuple[str, Path]] = []
+
+    def _check_gates_at_start(self) -> None:
+        """Controller, before any model call: every gate must name a suite and task that exist
+        (``gates.check_known``), and the gates of the suites this run collects are added now.
+
+        The manifests' gates are added here and not only as suites are collected because under
+        xdist the controller collects nothing: its gates would silently be the CLI's alone.
+        """
+        from pytest_citebench.gates import GateError, check_known
+        from pytest_citebench.suites import SuiteError, discover, load_manifest
+
+        config = self.config
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            here = Path(config.invocation_params.dir)
+            collected = [here / arg.split("::")[0] for arg in config.args]
+        else:
+            collected = list(self.options.suites)
+        collected = [p.resolve() for p in collected if p.exists()]
+        tasks_by_suite: dict[str, set[str]] = {}
+        complete = True  # a manifest that cannot be read: its suite's name is unknown
+        seen: set[Path] = set()
+        for root in [*self.options.suites, *collected]:
+            for path in discover(root) if root.exists() else []:
+                path = path.resolve()
+                if path in seen:
+                    continue
+                seen.add(path)
+                try:
+                    manifest = load_manifest(path)
+                except SuiteError:
+                    complete = False  # collection reports it as an invalid suite
+                    continue
+                tasks_by_suite.setdefault(manifest.name, set()).update(manifest.tasks)
+                if not any(path.is_relative_to(c) for c in collected):
+                    continue
+                for spec in manifest.gates:
+                    try:
+                        gate = parse_gate(
+                            spec, source=str(manifest.manifest_file), suite=manifest.name
+                        )
+                    except GateError:
+                        continue  # collection reports it as an invalid suite
+                    if gate not in self.gates:
+                        self.gates.append(gate)
+        if complete:
+            check_known(self.gates, tasks_by_suite)
 
     def _build_models(self) -> list[Model]:
         models: list[Model] = []

@@ -14,8 +14,6 @@ from pytest_citebench.__main__ import main as cli
 from pytest_citebench.report import read_results
 from pytest_citebench.tasks import registry
 
-registry.names()  # load every task module once, before pytester's in-process runs snapshot them
-
 ODD = "line\u2028separator\u0085next\x0cfeed\u2029para"
 
 
@@ -226,3 +224,72 @@ def test_same_suite_name_in_two_folders_is_an_error_naming_both(
     )
     assert str(first) in result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+# -- row 11: a gate naming no suite or task that exists is a usage error at start ----------------
+
+
+@pytest.mark.parametrize(
+    ("where", "spec", "message"),
+    [
+        (
+            "cli",
+            "tiny:indirct:accuracy>=0.2",
+            "--citebench-gate: gate 'tiny:indirct:accuracy>=0.2': task 'indirct' matches no "
+            "task of suite 'tiny'; its tasks: direct, indirect",
+        ),
+        (
+            "cli",
+            "reasons/*:indirect:accuracy>=0.2",
+            "--citebench-gate: gate 'reasons/*:indirect:accuracy>=0.2': suite 'reasons/*' "
+            "matches no suite; known suites: tiny",
+        ),
+        (
+            "pyproject",
+            "tni*:*:accuracy>=0.2",
+            "pyproject.toml [[]tool.citebench[]]: gate 'tni*:*:accuracy>=0.2': suite 'tni*'*",
+        ),
+        (
+            "manifest",
+            "indirct:accuracy>=0.2",
+            "*suite.toml: gate 'tiny:indirct:accuracy>=0.2': task 'indirct' matches no task*",
+        ),
+    ],
+)
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_gate_matching_no_suite_or_task_is_a_usage_error(
+    pytester: pytest.Pytester, tiny: Path, where: str, spec: str, message: str, workers: str
+) -> None:
+    args = ["--citebench", "-p", "no:cacheprovider", "-n", workers]
+    if where == "cli":
+        args += ["--citebench-gate", spec]
+    elif where == "pyproject":
+        pytester.makepyprojecttoml(f'[tool.citebench]\ngates = ["{spec}"]\n')
+    else:
+        manifest = tiny / "suite.toml"
+        manifest.write_text(manifest.read_text().replace("gates = []", f'gates = ["{spec}"]'))
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_gate_on_deselected_items_still_skips_and_manifest_gates_hold_under_xdist(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    deselected = pytester.runpytest(
+        "--citebench", "--citebench-task", "direct", "--citebench-gate", "tiny:indirect:pp<=0.1"
+    )
+    assert deselected.ret == pytest.ExitCode.OK
+    deselected.stdout.fnmatch_lines(["*SKIP gate tiny:indirect:pp<=0.1*"])
+    # The controller of an xdist run collects nothing: it used to drop the manifests' gates.
+    manifest = tiny / "suite.toml"
+    manifest.write_text(
+        manifest.read_text().replace("gates = []", 'gates = ["indirect:accuracy>=0.9"]')
+    )
+    for workers in ("0", "2"):
+        result = pytester.runpytest_subprocess(
+            "--citebench", "-n", workers, "-p", "no:cacheprovider"
+        )
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, (workers, result.stdout.str())
+        result.stdout.fnmatch_lines(["*FAIL gate tiny:indirect:accuracy>=0.9*"])
+        assert result.stdout.str().count("FAIL gate") == 1
