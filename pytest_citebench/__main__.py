@@ -65,6 +65,7 @@ def _merge(args: argparse.Namespace) -> int:
             tolerance=args.tolerance,
             html=Path(args.html) if args.html else None,
             markdown=Path(args.markdown) if args.markdown else None,
+            allow_partial=args.allow_partial,
         )
     except (GateError, SuiteError, ValueError, OSError) as exc:
         print(f"merge: {exc}", file=sys.stderr)
@@ -144,6 +145,11 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0.02 = 2 pts)")
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--markdown", help="write the Markdown summary here")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge even when a shard is missing or stopped early (default: fail)",
+    )
     p.set_defaults(func=_merge)
     p = sub.add_parser("baseline", help="baseline results: promote a run, compare two runs")
     bsub = p.add_subparsers(dest="baseline_command", required=True)

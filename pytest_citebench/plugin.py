@@ -14,6 +14,8 @@ RECORD_MODES = ("none", "once", "new_episodes", "all")
 # Items --citebench-shard deselected: an empty shard is fine only if it had items to give away.
 _SHARD_DESELECTED = pytest.StashKey[int]()
 _RESUMED_KEY = "citebench_resumed"  # in an xdist worker's workeroutput: nodeids it resumed
+_RESUMED_COUNT = pytest.StashKey[int]()
+_SHARD_EXPECTED_KEY = "citebench_shard_expected"  # in workeroutput: the item records it owes
 _CATEGORIES = {
     "hallucinated": ("hallucinated", "H", "HALLUCINATED"),
     "abstained": ("abstained", "A", "ABSTAINED"),
@@ -232,6 +234,7 @@ def pytest_collection_modifyitems(
     if not cb.resumed:
         return
     done = [item for item in items if item.nodeid in cb.resumed]
+    config.stash[_RESUMED_COUNT] = len(done)
     if done:
         # Same file, same decision on every xdist worker, so they all collect the same items.
         items[:] = [item for item in items if item.nodeid not in cb.resumed]
@@ -242,6 +245,21 @@ def pytest_collection_modifyitems(
             config.workeroutput[_RESUMED_KEY] = [item.nodeid for item in done]  # type: ignore[attr-defined]
         else:
             cb.replay_resumed([item.nodeid for item in done])
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A shard's item count, once -k, -m and resume have deselected what they deselect: the
+    controller writes it into the results (an xdist worker sends it to the controller)."""
+    config = session.config
+    cb = _session(config) if _active(config) else None
+    if cb is None or cb.options.shard is None:
+        return
+    expected = sum(getattr(item, "job", None) is not None for item in session.items)
+    expected += config.stash.get(_RESUMED_COUNT, 0)
+    if cb.is_worker:
+        config.workeroutput[_SHARD_EXPECTED_KEY] = expected  # type: ignore[attr-defined]
+    else:
+        cb.shard_expected = expected
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -318,6 +336,9 @@ class _ControllerHooks:
         nodeids = output.get(_RESUMED_KEY)
         if nodeids is not None and not self.cb.resumed_replayed:
             self.cb.replay_resumed(list(nodeids))
+        expected = output.get(_SHARD_EXPECTED_KEY)
+        if isinstance(expected, int):
+            self.cb.shard_expected = expected  # every worker collects the same items
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -243,5 +243,10 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     items: list[dict[str, Any]] = []
     aggregates: list[dict[str, Any]] = []
     for _, record in jsonl.iter_objects(path, torn_tail_ok=True):
-        (aggregates if record.get("type") == "aggregate" else items).append(record)
+        kind = record.get("type", "item")
+        if kind == "item":
+            items.append(record)
+        elif kind == "aggregate":
+            aggregates.append(record)
+        # other records (a shard's "shard" line) are for merge.read_shard
     return items, aggregates

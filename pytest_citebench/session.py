@@ -212,6 +212,8 @@ class CitebenchSession:
         # nodeid -> finished record from --citebench-resume; errors are not finished.
         self.resumed: dict[str, dict[str, Any]] = self._load_resume()
         self.resumed_replayed = False
+        # --citebench-shard: item records this shard owes (its cases plus the resumed ones).
+        self.shard_expected: int | None = None
         # --citebench-baseline: item records of the baseline (controller only) and the result.
         self.baseline_records: list[dict[str, Any]] = self._load_baseline()
         self.comparison: Comparison | None = None
@@ -465,9 +467,24 @@ class CitebenchSession:
         if self._writer is not None:
             for agg in self.aggregates:
                 self._writer.write(agg.to_record())
+            if self.options.shard is not None and self.shard_expected is not None:
+                self._writer.write(self.shard_record())
             self._writer.close()
             self._writer = None
         return sum(not r.passed for r in self.gate_results)
+
+    def shard_record(self) -> dict[str, Any]:
+        """What ``merge`` needs to tell a complete set of shards from a partial one: the spec and
+        how many item records this shard owed. Written last, so a shard killed before the end
+        has no such record and its file is flagged at merge."""
+        assert self.options.shard is not None
+        return {
+            "type": "shard",
+            "shard": self.options.shard.spec,
+            "index": self.options.shard.index,
+            "total": self.options.shard.total,
+            "expected": self.shard_expected,
+        }
 
     def error_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

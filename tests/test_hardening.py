@@ -293,3 +293,95 @@ def test_gate_on_deselected_items_still_skips_and_manifest_gates_hold_under_xdis
         assert result.ret == pytest.ExitCode.TESTS_FAILED, (workers, result.stdout.str())
         result.stdout.fnmatch_lines(["*FAIL gate tiny:indirect:accuracy>=0.9*"])
         assert result.stdout.str().count("FAIL gate") == 1
+
+
+# -- row 13: shard results carry their spec and item count; merge refuses a partial set ----------
+
+
+def test_shard_record_and_merge_refuses_missing_or_incomplete_shards(
+    pytester: pytest.Pytester, tiny: Path, capsys: Any
+) -> None:
+    files = {}
+    for index, workers in ((1, "0"), (2, "2")):
+        name = f"shard{index}.jsonl"
+        result = pytester.runpytest_subprocess(
+            "--citebench",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            workers,
+            "--citebench-shard",
+            f"{index}/2",
+            "--citebench-results",
+            name,
+        )
+        assert result.ret == 0, result.stdout.str()
+        files[index] = pytester.path / name
+    # tiny's 8 cases split 3 / 5 between the two shards (sharding.py's fixed hash)
+    for index, owed in ((1, 3), (2, 5)):
+        records = _records(files[index])
+        assert records[-1] == {
+            "type": "shard",
+            "shard": f"{index}/2",
+            "index": index,
+            "total": 2,
+            "expected": owed,
+        }
+        assert sum(r["type"] == "item" for r in records) == owed
+    one, two = str(files[1]), str(files[2])
+    assert cli(["merge", one, two]) == 0
+    capsys.readouterr()
+
+    assert cli(["merge", one]) == 1
+    out = capsys.readouterr().out
+    assert "merge: shard(s) 2/2 missing: no file given holds them" in out
+    assert "pass --allow-partial" in out
+    assert cli(["merge", one, "--allow-partial"]) == 0
+    assert (
+        "WARNING partial merge (--allow-partial): shard(s) 2/2 missing" in capsys.readouterr().out
+    )
+
+    records = _records(files[2])
+    stopped = pytester.path / "stopped.jsonl"  # stopped early (-x, max-errors): 4 of 5 items
+    jsonl.write(stopped, [r for r in records if r["type"] == "item"][1:] + records[-1:])
+    assert cli(["merge", one, str(stopped)]) == 1
+    assert f"shard 2/2 ({stopped}): 4 of 5 item records" in capsys.readouterr().out
+    # a rerun of the same shard (resume) completes it: the two files together hold all five
+    assert cli(["merge", one, str(stopped), two]) == 0
+    capsys.readouterr()
+
+    killed = pytester.path / "killed.jsonl"  # killed: items, but no aggregates nor shard record
+    jsonl.write(killed, [r for r in records if r["type"] == "item"])
+    assert cli(["merge", one, str(killed)]) == 1
+    assert f"{killed}: no shard record" in capsys.readouterr().out
+
+    # whole runs (no shard record at all) merge as before
+    whole = pytester.runpytest("--citebench", "--citebench-results", "whole.jsonl")
+    assert whole.ret == 0
+    assert cli(["merge", str(pytester.path / "whole.jsonl")]) == 0
+
+
+def test_shard_count_follows_deselection_and_resume(pytester: pytest.Pytester, tiny: Path) -> None:
+    direct = pytester.runpytest(
+        "--citebench",
+        "--citebench-shard",
+        "2/2",
+        "-k",
+        "not indirect",
+        "--citebench-results",
+        "d.jsonl",
+    )
+    assert direct.ret == 0
+    assert _records(pytester.path / "d.jsonl")[-1]["expected"] == 3  # shard 2's direct items
+    resumed = pytester.runpytest(
+        "--citebench",
+        "--citebench-shard",
+        "2/2",
+        "--citebench-resume",
+        "d.jsonl",
+        "--citebench-results",
+        "all.jsonl",
+    )
+    assert resumed.ret == 0
+    records = _records(pytester.path / "all.jsonl")
+    assert records[-1]["expected"] == 5 == sum(r["type"] == "item" for r in records)
