@@ -11,6 +11,7 @@ import concurrent.futures
 import functools
 import gc
 import json
+import os
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -196,6 +197,7 @@ class CitebenchSession:
         self.suites: dict[str, Suite] = {}
         if not self.is_worker:
             self._check_gates_at_start()
+            self._check_environment()
         self.records: list[dict[str, Any]] = []
         self.aggregates: list[Aggregate] = []
         self.gate_results: list[GateResult] = []
@@ -264,6 +266,18 @@ class CitebenchSession:
                         self.gates.append(gate)
         if complete:
             check_known(self.gates, tasks_by_suite)
+
+    def _check_environment(self) -> None:
+        """Settings read from the environment fail the run once, here, not once per item."""
+        if not any(name.startswith("CITEBENCH_GUARD_") for name in os.environ):
+            return  # nothing to check: don't import the guard task for nothing
+        from pytest_citebench.tasks.guard import environment_problems
+
+        problems = environment_problems()
+        if problems:
+            raise pytest.UsageError(
+                "citebench: bad environment settings:\n  " + "\n  ".join(problems)
+            )
 
     def _build_models(self) -> list[Model]:
         models: list[Model] = []

@@ -385,3 +385,39 @@ def test_shard_count_follows_deselection_and_resume(pytester: pytest.Pytester, t
     assert resumed.ret == 0
     records = _records(pytester.path / "all.jsonl")
     assert records[-1]["expected"] == 5 == sum(r["type"] == "item" for r in records)
+
+
+# -- row 14: bad CITEBENCH_GUARD_* settings are one usage error at start --------------------------
+
+
+def test_bad_guard_environment_is_one_usage_error_at_start(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CITEBENCH_GUARD_ALPHA", "0.1x")
+    monkeypatch.setenv("CITEBENCH_GUARD_TRIALS", "0")
+    monkeypatch.setenv("CITEBENCH_GUARD_VERIFIER", "lexical")  # without CITEBENCH_GUARD_TAU
+    monkeypatch.setenv("CITEBENCH_GUARD_APLHA", "0.1")
+    result = pytester.runpytest("--citebench", "--citebench-results", "r.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*citebench: bad environment settings:",
+            "*CITEBENCH_GUARD_APLHA is not a citebench setting; known: CITEBENCH_GUARD_ALPHAS*",
+            "*CITEBENCH_GUARD_ALPHA='0.1x' is not a number",
+            "*set CITEBENCH_GUARD_VERIFIER and CITEBENCH_GUARD_TAU together*",
+            "*CITEBENCH_GUARD_TRIALS=0: must be at least 1",
+        ]
+    )
+    assert not (pytester.path / "r.jsonl").exists()  # nothing ran
+    monkeypatch.delenv("CITEBENCH_GUARD_APLHA")
+    monkeypatch.setenv("CITEBENCH_GUARD_ALPHA", "0.1")
+    monkeypatch.setenv("CITEBENCH_GUARD_TRIALS", "50")
+    monkeypatch.setenv("CITEBENCH_GUARD_TAU", "0.3")
+    monkeypatch.setenv("CITEBENCH_GUARD_VERIFIER", "nosuch")
+    result = pytester.runpytest("--citebench")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*CITEBENCH_GUARD_VERIFIER='nosuch': unknown verifier; available:*"]
+    )
+    monkeypatch.setenv("CITEBENCH_GUARD_VERIFIER", "lexical")
+    assert pytester.runpytest("--citebench").ret == pytest.ExitCode.OK
