@@ -6,6 +6,7 @@ from typing import Any
 
 from pytest_citebench.recording import redact_params
 from pytest_citebench.report import render_table
+from pytest_citebench.reports.escape import terminal
 
 
 def _task(name: str) -> Any:
@@ -69,9 +70,9 @@ def write_summary(tr: Any, cb: Any) -> None:
                     "-", f"first {opts.show} hallucinated items (all in --citebench-results)"
                 )
             shown += 1
-            tr.write_line(f"{record['nodeid']}")
-            tr.write_line(f"    expected: {record['expected'][:200]}")
-            tr.write_line(f"    given:    {record['answer'][:200]}")
+            tr.write_line(terminal(record["nodeid"]))
+            tr.write_line(f"    expected: {terminal(record['expected'][:200])}")
+            tr.write_line(f"    given:    {terminal(record['answer'][:200])}")
             metrics = ", ".join(f"{k}={v:.3f}" for k, v in sorted(record["metrics"].items()))
             tr.write_line(f"    metrics:  {metrics}")
     if cb.gates:

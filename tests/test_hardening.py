@@ -421,3 +421,74 @@ def test_bad_guard_environment_is_one_usage_error_at_start(
     )
     monkeypatch.setenv("CITEBENCH_GUARD_VERIFIER", "lexical")
     assert pytester.runpytest("--citebench").ret == pytest.ExitCode.OK
+
+
+# -- row 9: answers and ids are text in Markdown and on the terminal, never markup or commands ---
+
+HOSTILE = "ok\r| x |</details><script>alert(1)</script><img src=x onerror=alert(1)>\x1b[2J\x00`end"
+
+HALLUCINATING_CONFTEST = f"""
+import importlib
+
+_saved = {{}}
+
+
+def pytest_configure(config):
+    baselines = importlib.import_module("pytest_citebench.models.baselines")
+    _saved["bm25"] = baselines.BASELINES["bm25"]
+    baselines.BASELINES["bm25"] = lambda prompt, corpus, k=None: {HOSTILE!r}
+
+
+def pytest_unconfigure(config):
+    baselines = importlib.import_module("pytest_citebench.models.baselines")
+    baselines.BASELINES["bm25"] = _saved.pop("bm25")
+"""
+
+
+def test_escape_helpers() -> None:
+    from pytest_citebench.reports.escape import markdown_cell, markdown_code, terminal
+
+    assert terminal("a\x1b[31mb\x00c\rd\u202ee\nf\tg") == "a\\x1b[31mb\\x00c\\x0dd\\u202ee\nf\tg"
+    assert markdown_cell("a\r\nb | <script>x</script> & \x1b") == (
+        "a b \\| &lt;script&gt;x&lt;/script&gt; &amp; \\x1b"
+    )
+    assert markdown_code("a `b` c") == "``a `b` c``"
+    assert markdown_code("`x") == "`` `x ``"
+    assert markdown_code("<img onerror=x>") == "`<img onerror=x>`"
+
+
+def test_hostile_answer_is_escaped_in_markdown_and_terminal(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    from pytest_citebench.reports import ReportData
+    from pytest_citebench.reports.markdown import render_markdown
+
+    record = {
+        "type": "item",
+        "model": "m",
+        "suite": "s",
+        "suite_version": 1,
+        "task": "indirect",
+        "item_id": "i1",
+        "nodeid": "s::indirect::i1[m]",
+        "outcome": "hallucinated",
+        "expected": "Real Title",
+        "answer": HOSTILE,
+        "metrics": {"hr_paper": 1.0, "f1": 0.0},
+    }
+    error = {**record, "item_id": "i2", "outcome": "error", "error": "boom " + HOSTILE}
+    text = render_markdown(ReportData(records=[record, error], aggregates=[]))
+    assert "<script>" not in text and "<img" not in text
+    assert text.count("</details>") == 1  # only the summary's own
+    assert "\r" not in text and "\x1b" not in text and "\x00" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| m |")]
+    assert len(rows) == 1 and rows[0].count(" | ") == 5  # six cells: the | in the answer is escaped
+    assert "&lt;script&gt;" in text
+
+    pytester.makeconftest(HALLUCINATING_CONFTEST)
+    result = pytester.runpytest("--citebench", "--citebench-strict", "--citebench-markdown", "s.md")
+    out = result.stdout.str()
+    assert "\x1b[2J" not in out and "\x00" not in out and "\r" not in out
+    assert "\\x1b[2J" in out and "\\x00" in out
+    markdown = (pytester.path / "s.md").read_text(encoding="utf-8")
+    assert "<script>" not in markdown and "\x1b" not in markdown and "\r" not in markdown

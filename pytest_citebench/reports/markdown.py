@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_citebench.reports import ReportData
 from pytest_citebench.reports import data as d
+from pytest_citebench.reports.escape import markdown_cell, markdown_code
 
 # GitHub's limit is 1 MiB per step summary; stay well below it on huge runs.
 MAX_ROWS = 200
@@ -21,7 +22,7 @@ WORST = 5
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+    return markdown_cell(text)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int) -> list[str]:
@@ -76,9 +77,10 @@ def render_markdown(data: ReportData) -> str:
     if data.gate_results or data.unmatched_gates:
         lines.append("### Gates")
         for g in data.gate_results:
-            lines.append(f"- {'✅' if g.passed else '❌'} `{_cell(g.describe())}`")
+            lines.append(f"- {'✅' if g.passed else '❌'} {markdown_code(g.describe())}")
         for gate in data.unmatched_gates:
-            lines.append(f"- ⚠️ `SKIP gate {gate.spec} [{gate.source}]`: no results matched it")
+            skip = markdown_code(f"SKIP gate {gate.spec} [{gate.source}]")
+            lines.append(f"- ⚠️ {skip}: no results matched it")
         lines.append("")
     if data.comparison is not None:
         lines += _baseline(data)
@@ -87,7 +89,7 @@ def render_markdown(data: ReportData) -> str:
         lines.append(f"### Errors ({len(errors)})")
         for r in errors[:WORST]:
             first = (r.get("error") or "").strip().splitlines()[:1]
-            lines.append(f"- `{_cell(r.get('nodeid') or r.get('item_id'))}`: {_cell(first)}")
+            lines.append(f"- {markdown_code(r.get('nodeid') or r.get('item_id'))}: {_cell(first)}")
         lines.append("")
     worst = d.worst_items(data.records, WORST)
     if worst:
@@ -112,7 +114,8 @@ def _baseline(data: ReportData) -> list[str]:
     comparison = data.comparison
     assert comparison is not None
     lines = [
-        f"### Baseline `{comparison.baseline}` (tolerance {100 * comparison.tolerance:.1f} points)",
+        f"### Baseline {markdown_code(comparison.baseline)} "
+        f"(tolerance {100 * comparison.tolerance:.1f} points)",
         "",
     ]
     deltas = comparison.deltas
