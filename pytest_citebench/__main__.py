@@ -66,6 +66,7 @@ def _merge(args: argparse.Namespace) -> int:
             html=Path(args.html) if args.html else None,
             markdown=Path(args.markdown) if args.markdown else None,
             allow_partial=args.allow_partial,
+            correction=args.correction,
         )
     except (GateError, SuiteError, ValueError, OSError) as exc:
         print(f"merge: {exc}", file=sys.stderr)
@@ -88,7 +89,10 @@ def _baseline_compare(args: argparse.Namespace) -> int:
 
     try:
         comparison = compare_files(
-            Path(args.results), Path(args.baseline), tolerance=args.tolerance
+            Path(args.results),
+            Path(args.baseline),
+            tolerance=args.tolerance,
+            correction=args.correction,
         )
     except (ValueError, OSError) as exc:
         print(f"baseline compare: {exc}", file=sys.stderr)
@@ -143,6 +147,12 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--pyproject", help="also apply [tool.citebench] gates of this pyproject.toml")
     p.add_argument("--baseline", help="compare with this baseline results file")
     p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0.02 = 2 pts)")
+    p.add_argument(
+        "--correction",
+        choices=("none", "holm", "bh"),
+        default="holm",
+        help="adjust the baseline p-values over all tests (default holm)",
+    )
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--markdown", help="write the Markdown summary here")
     p.add_argument(
@@ -164,6 +174,12 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     b.add_argument("results")
     b.add_argument("baseline")
     b.add_argument("--tolerance", type=float, default=0.0)
+    b.add_argument(
+        "--correction",
+        choices=("none", "holm", "bh"),
+        default="holm",
+        help="adjust the p-values over all tested suite x task x metric (default holm)",
+    )
     b.set_defaults(func=_baseline_compare)
     p = sub.add_parser("new-suite", help="scaffold a suite folder that validates")
     p.add_argument("directory", help="the new suite's folder, e.g. suites/mydomain")

@@ -182,6 +182,7 @@ def run(
     html: Path | None = None,
     markdown: Path | None = None,
     allow_partial: bool = False,
+    correction: str = "holm",
     echo: Any = print,
 ) -> int:
     """The merge command; returns the exit status (1 on errors, failed gates, regressions, or
@@ -210,7 +211,11 @@ def run(
 
         base_items, _ = read_results(baseline)
         comparison = compare(
-            merged.records, base_items, tolerance=tolerance, baseline=str(baseline)
+            merged.records,
+            base_items,
+            tolerance=tolerance,
+            baseline=str(baseline),
+            correction=correction,
         )
     if out is not None:
         write_results(out, merged.records, aggregates)

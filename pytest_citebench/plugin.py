@@ -143,6 +143,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="worsening allowed against the baseline, as a share (0.02 = 2 points; default 0)",
     )
     group.addoption(
+        "--citebench-correction",
+        choices=("none", "holm", "bh"),
+        help="adjust the baseline comparison's p-values over all tested suite x task x metric: "
+        "holm (default; family-wise), bh (false discovery rate) or none",
+    )
+    group.addoption(
         "--citebench-shard",
         metavar="I/N",
         help="run only shard I of N (1-based; items split by a hash of suite::task::item id); "

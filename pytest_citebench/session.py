@@ -71,6 +71,7 @@ class Options:
     markdown: Path | None = None
     baseline: Path | None = None
     tolerance: float = 0.0
+    correction: str = "holm"
     shard: Shard | None = None
 
     @classmethod
@@ -141,8 +142,17 @@ class Options:
             baseline=_path_option(config, "citebench_baseline")
             or (root / table["baseline"] if isinstance(table.get("baseline"), str) else None),
             tolerance=float(opt("citebench_tolerance", "tolerance", 0.0)),
+            correction=_correction(opt("citebench_correction", "correction", "holm")),
             shard=_shard_option(config),
         )
+
+
+def _correction(value: Any) -> str:
+    if value not in ("none", "holm", "bh"):
+        raise pytest.UsageError(
+            f"[tool.citebench] correction = {value!r}: expected 'none', 'holm' or 'bh'"
+        )
+    return str(value)
 
 
 def _path_option(config: pytest.Config, name: str) -> Path | None:
@@ -557,6 +567,7 @@ class CitebenchSession:
                 self.baseline_records,
                 tolerance=self.options.tolerance,
                 baseline=str(self.options.baseline),
+                correction=self.options.correction,
             )
         if self.options.html is not None or self.options.markdown is not None:
             from pytest_citebench.reports import ReportData, write_reports

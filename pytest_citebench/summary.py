@@ -105,7 +105,8 @@ def write_baseline_section(tr: Any, cb: Any) -> None:
     tr.write_sep(
         "-",
         f"citebench baseline {comparison.baseline} "
-        f"(tolerance {100 * comparison.tolerance:g} points; deltas in points, 95% CI)",
+        f"(tolerance {100 * comparison.tolerance:g} points; deltas in points, 95% CI; "
+        f"p adjusted: {getattr(comparison, 'correction', 'none')})",
     )
     lines = comparison_lines(comparison)
     if not lines:

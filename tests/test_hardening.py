@@ -492,3 +492,107 @@ def test_hostile_answer_is_escaped_in_markdown_and_terminal(
     assert "\\x1b[2J" in out and "\\x00" in out
     markdown = (pytester.path / "s.md").read_text(encoding="utf-8")
     assert "<script>" not in markdown and "\x1b" not in markdown and "\r" not in markdown
+
+
+# -- point 7: baseline tests corrected for multiplicity; every test has a p-value ----------------
+
+
+def test_holm_and_bh_golden_values() -> None:
+    from pytest_citebench.metrics.stats import adjust_p_values, benjamini_hochberg, holm
+
+    p = [0.01, 0.04, 0.03, 0.005]
+    # Holm by hand: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04;
+    # running maximum 0.02, 0.03, 0.06, 0.06; back in input order:
+    assert holm(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # BH by hand: p * 4 / rank = 0.02, 0.02, 0.04, 0.04; running minimum from the top; in order:
+    assert benjamini_hochberg(p) == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert holm([0.5, 0.6]) == [1.0, 1.0]  # capped at 1
+    assert benjamini_hochberg([0.5, 0.6]) == pytest.approx([0.6, 0.6])
+    assert adjust_p_values(p, "none") == p and holm([]) == [] == benjamini_hochberg([])
+    with pytest.raises(ValueError, match="unknown correction"):
+        adjust_p_values(p, "bonferroni")
+
+
+def test_sign_flip_p_golden_values_and_mcnemar_equivalence() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from pytest_citebench.compare import mcnemar_exact
+    from pytest_citebench.metrics.stats import sign_flip_p
+
+    # diffs 1, 2, 3: the 8 sign patterns sum to +-6, +-4, +-2, 0, 0; |sum| >= 6 in 2 of 8
+    assert sign_flip_p([1.0, 2.0, 3.0]) == 0.25
+    assert sign_flip_p([0.0, 0.0]) == 1.0 == sign_flip_p([])
+    assert sign_flip_p([0.1] * 40) == pytest.approx(2 / 2**40)  # one size: binomial tail
+    mixed = [0.1 * (i % 7 + 1) for i in range(30)]  # 30 > 16 sizes: 10,000 random patterns
+    assert sign_flip_p(mixed) == 1 / 10_001
+    assert sign_flip_p([x * (-1) ** i for i, x in enumerate(mixed)]) > 0.2
+
+    @given(st.integers(0, 12), st.integers(0, 12), st.integers(0, 5))
+    def same_as_mcnemar(worse: int, better: int, ties: int) -> None:
+        diffs = [-1.0] * worse + [1.0] * better + [0.0] * ties
+        assert sign_flip_p(diffs) == pytest.approx(mcnemar_exact(worse, better))
+
+    same_as_mcnemar()
+
+
+def _flipped(flips: int, n: int = 12) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def rec(item: str, outcome: str) -> dict[str, Any]:
+        hr = 0.0 if outcome == "correct" else 0.8
+        return {
+            "type": "item",
+            "model": "m",
+            "suite": "s",
+            "suite_version": 1,
+            "task": "indirect",
+            "item_id": item,
+            "outcome": outcome,
+            "metrics": {"hr_paper": hr, "f1": 1.0 - hr},
+        }
+
+    base = [rec(f"i{i}", "correct") for i in range(n)]
+    new = [rec(f"i{i}", "hallucinated" if i < flips else "correct") for i in range(n)]
+    return new, base
+
+
+def test_holm_correction_is_the_default_and_reported_next_to_raw_p(
+    tmp_path: Path, capsys: Any
+) -> None:
+    from pytest_citebench.compare import compare
+
+    new, base = _flipped(6)  # 6 of 12 items flipped: each of 4 tests has raw p = 2/64
+    raw = compare(new, base, correction="none")
+    assert [d.p_value for d in raw.deltas] == pytest.approx([0.03125] * 4)
+    assert {d.metric for d in raw.deltas} == {"accuracy", "hallucinated", "hr_paper", "f1"}
+    assert len(raw.failures) == 4
+    holm = compare(new, base)  # default
+    assert holm.correction == "holm"
+    assert [d.p_adjusted for d in holm.deltas] == pytest.approx([0.125] * 4)
+    assert not holm.failures and {d.verdict for d in holm.deltas} == {"worse"}
+    assert "McNemar p=0.0312, 6 items worse / 0 better, Holm p=0.125" in holm.deltas[0].describe()
+    assert "sign-flip p=0.0312, Holm p=0.125" in holm.deltas[-1].describe()
+    bh = compare(new, base, correction="bh")
+    assert [d.p_adjusted for d in bh.deltas] == pytest.approx([0.03125] * 4)
+    assert len(bh.failures) == 4
+
+    new_file, base_file = tmp_path / "new.jsonl", tmp_path / "base.jsonl"
+    jsonl.write(new_file, new)
+    jsonl.write(base_file, base)
+    assert cli(["baseline", "compare", str(new_file), str(base_file)]) == 0
+    assert "p=0.0312 holm=0.125" in capsys.readouterr().out
+    assert cli(["baseline", "compare", str(new_file), str(base_file), "--correction", "none"]) == 1
+    assert cli(["merge", str(new_file), "--baseline", str(base_file)]) == 0
+    assert cli(["merge", str(new_file), "--baseline", str(base_file), "--correction", "bh"]) == 1
+
+
+def test_correction_option_reaches_the_plugin(pytester: pytest.Pytester, tiny: Path) -> None:
+    assert pytester.runpytest("--citebench", "--citebench-results", "base.jsonl").ret == 0
+    result = pytester.runpytest(
+        "--citebench", "--citebench-baseline", "base.jsonl", "--citebench-correction", "bh"
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*p adjusted: bh*", "*accuracy*p=1 bh=1*same*"])
+    pytester.makepyprojecttoml('[tool.citebench]\ncorrection = "bonferroni"\n')
+    bad = pytester.runpytest("--citebench", "--citebench-baseline", "base.jsonl")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*correction = 'bonferroni': expected 'none', 'holm' or 'bh'*"])

@@ -129,7 +129,7 @@ def _baseline(data: ReportData) -> list[str]:
         for x in sorted(changed, key=lambda x: (not x.failed, -x.worse_by)):
             ci = "" if math.isnan(x.lo) else f" [{100 * x.lo:+.1f}, {100 * x.hi:+.1f}]"
             mark = {"FAIL": "❌ FAIL", "worse": "worse", "better": "better"}.get(x.verdict, "=")
-            p = f"{x.p_value:.3g}" if x.p_value is not None else "bootstrap"
+            p = x.p_text().removeprefix("p=")
             rows.append(
                 [
                     mark,
