@@ -596,3 +596,44 @@ def test_correction_option_reaches_the_plugin(pytester: pytest.Pytester, tiny: P
     bad = pytester.runpytest("--citebench", "--citebench-baseline", "base.jsonl")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*correction = 'bonferroni': expected 'none', 'holm' or 'bh'*"])
+
+
+# -- point 8: no "coroutine ... was never awaited" when a run stops mid-call ---------------------
+
+
+def test_engine_close_leaves_no_unawaited_provider_coroutine() -> None:
+    """litellm.acompletion builds the provider's request coroutine in an executor thread
+    (``loop.run_in_executor(None, completion)``) and awaits it afterwards; an item cancelled
+    while that thread runs (--citebench-max-errors, Ctrl-C) used to drop it unawaited."""
+    import asyncio
+    import gc
+    import threading
+    import time
+    import warnings
+
+    from pytest_citebench.runner import Engine
+
+    started = threading.Event()
+
+    async def provider_request() -> str:
+        return "never sent"
+
+    def completion() -> Any:  # what litellm's completion(acompletion=True) returns
+        started.set()
+        time.sleep(0.3)
+        return provider_request()
+
+    async def item() -> Any:
+        request = await asyncio.get_running_loop().run_in_executor(None, completion)
+        return await request
+
+    engine = Engine(2)
+    future = engine.submit(item)
+    assert started.wait(5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        engine.close()  # cancels the item while completion() still runs
+        time.sleep(0.6)  # completion() returns its coroutine to a loop that has stopped
+        del engine, future  # the stopped loop and the call's result go with it
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
