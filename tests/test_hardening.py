@@ -508,6 +508,8 @@ def test_holm_and_bh_golden_values() -> None:
     assert benjamini_hochberg(p) == pytest.approx([0.02, 0.04, 0.04, 0.02])
     assert holm([0.5, 0.6]) == [1.0, 1.0]  # capped at 1
     assert benjamini_hochberg([0.5, 0.6]) == pytest.approx([0.6, 0.6])
+    # step-up: 0.01 * 3 / 1 = 0.03 and 0.02 * 3 / 2 = 0.03 fall to the 0.021 of the largest p
+    assert benjamini_hochberg([0.01, 0.02, 0.021]) == pytest.approx([0.021] * 3)
     assert adjust_p_values(p, "none") == p and holm([]) == [] == benjamini_hochberg([])
     with pytest.raises(ValueError, match="unknown correction"):
         adjust_p_values(p, "bonferroni")
