@@ -218,6 +218,15 @@ def load_manifest(path: Path | str) -> Manifest:
     for gate in gates:
         if not isinstance(gate, str):
             raise SuiteError(path, f"gate {gate!r} must be a string", field="gates")
+    for key in ("items", "corpus"):
+        if key in data:
+            problem = "is empty" if not data[key].strip() else name_problem(data[key])
+            if problem:
+                raise SuiteError(
+                    path,
+                    f"{data[key][:60]!r} {problem}; name a file in the suite folder",
+                    field=key,
+                )
     directory = path.parent
     corpus = data.get("corpus")
     return Manifest(

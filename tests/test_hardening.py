@@ -639,3 +639,18 @@ def test_engine_close_leaves_no_unawaited_provider_coroutine() -> None:
         del engine, future  # the stopped loop and the call's result go with it
         gc.collect()
     assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+@pytest.mark.parametrize("value", ["", "x" * 300, "a\x00b"])
+def test_unusable_items_file_name_is_a_manifest_error(tmp_path: Path, value: str) -> None:
+    """Found by test_fuzz.py while hardening: ``items = ""`` named the folder itself, and a
+    300-character name raised OSError (name too long) instead of a SuiteError."""
+    from pytest_citebench.suites import SuiteError, load_suite
+
+    folder = _suite(tmp_path, ["ok-1"])
+    manifest = folder / "suite.toml"
+    manifest.write_text(
+        manifest.read_text().replace("[source]", f"items = {json.dumps(value)}\n[source]")
+    )
+    with pytest.raises(SuiteError, match=r"suite\.toml: field 'items': .*name a file"):
+        load_suite(folder)
