@@ -16,9 +16,20 @@ def _validate(args: argparse.Namespace) -> int:
 
     status = 0
     manifests = [m for root in args.paths for m in (discover(root) or [Path(root)])]
+    first: dict[str, Path] = {}  # suite name -> the manifest that used it first
     for manifest in manifests:
         try:
             suite = load_suite(manifest)
+            # The same name twice: results, gates and cassettes of the two would mix.
+            if first.setdefault(suite.name, suite.manifest.manifest_file) != (
+                suite.manifest.manifest_file
+            ):
+                raise SuiteError(
+                    suite.manifest.manifest_file,
+                    f"suite name {suite.name!r} is already used by {first[suite.name]}; "
+                    "rename one of them",
+                    field="name",
+                )
         except SuiteError as exc:
             print(f"ERROR {exc}", file=sys.stderr)
             status = 1
@@ -56,6 +67,8 @@ def _merge(args: argparse.Namespace) -> int:
             tolerance=args.tolerance,
             html=Path(args.html) if args.html else None,
             markdown=Path(args.markdown) if args.markdown else None,
+            allow_partial=args.allow_partial,
+            correction=args.correction,
         )
     except (GateError, SuiteError, ValueError, OSError) as exc:
         print(f"merge: {exc}", file=sys.stderr)
@@ -78,7 +91,10 @@ def _baseline_compare(args: argparse.Namespace) -> int:
 
     try:
         comparison = compare_files(
-            Path(args.results), Path(args.baseline), tolerance=args.tolerance
+            Path(args.results),
+            Path(args.baseline),
+            tolerance=args.tolerance,
+            correction=args.correction,
         )
     except (ValueError, OSError) as exc:
         print(f"baseline compare: {exc}", file=sys.stderr)
@@ -139,8 +155,19 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--pyproject", help="also apply [tool.citebench] gates of this pyproject.toml")
     p.add_argument("--baseline", help="compare with this baseline results file")
     p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0.02 = 2 pts)")
+    p.add_argument(
+        "--correction",
+        choices=("none", "holm", "bh"),
+        default="holm",
+        help="adjust the baseline p-values over all tests (default holm)",
+    )
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--markdown", help="write the Markdown summary here")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge even when a shard is missing or stopped early (default: fail)",
+    )
     p.set_defaults(func=_merge)
     p = sub.add_parser("baseline", help="baseline results: promote a run, compare two runs")
     bsub = p.add_subparsers(dest="baseline_command", required=True)
@@ -155,6 +182,12 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     b.add_argument("results")
     b.add_argument("baseline")
     b.add_argument("--tolerance", type=float, default=0.0)
+    b.add_argument(
+        "--correction",
+        choices=("none", "holm", "bh"),
+        default="holm",
+        help="adjust the p-values over all tested suite x task x metric (default holm)",
+    )
     b.set_defaults(func=_baseline_compare)
     p = sub.add_parser(
         "rescore",

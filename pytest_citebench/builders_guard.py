@@ -113,12 +113,9 @@ def write_suite(
         *(f"{key} = {_toml_str(source[key])}" for key in ("paper", "url", "licence")),
     ]
     (directory / "suite.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    count = 0
-    with (directory / "items.jsonl").open("w", encoding="utf-8") as handle:
-        for item in items:
-            handle.write(json.dumps(item, ensure_ascii=False, sort_keys=False) + "\n")
-            count += 1
-    return count
+    from pytest_citebench import jsonl
+
+    return jsonl.write(directory / "items.jsonl", items, atomic=False, sort_keys=False)
 
 
 # --------------------------------------------------------------------------- SciFact / QASA
@@ -126,11 +123,10 @@ def write_suite(
 
 def load_scifact(path: Path) -> list[dict[str, Any]]:
     """SciFact rows as ``{"claim", "title", "passage", "supported"}``, in file order."""
+    from pytest_citebench import jsonl
+
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        obj = json.loads(line)
+    for _, obj in jsonl.iter_objects(path):
         gold = obj["gold_ctx"][0]
         rows.append(
             {
@@ -483,14 +479,10 @@ def read_calibration(path: Path) -> tuple[list[dict[str, Any]], str | None]:
                 "'unsupported_scores' / 'unsupported_p_attr_scores'), and optionally 'supported'"
             )
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+        from pytest_citebench import jsonl
+
+        for number, point in jsonl.iter_values(path):
             where = f"{path}:{number}"
-            try:
-                point = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg})") from None
             if not isinstance(point, dict) or "label" not in point:
                 raise ValueError(f"{where}: expected an object with 'label'")
             supported = parse_label(point["label"])

@@ -10,10 +10,16 @@ suites. Concretely, per model x suite x task:
   because on a small suite a handful of flips is all there is, where the chi-square version is
   wrong.
 * ``hr_paper`` and ``f1`` (a number per answered item): a paired bootstrap CI of the mean
-  difference (B=2000, seed 0) over items answered in both runs.
+  difference (B=2000, seed 0) over items answered in both runs, and a paired sign-flip
+  (randomization) p-value, which on yes/no outcomes is McNemar's test itself.
 
-A metric *fails* when it is worse by more than the tolerance **and** the evidence says so:
-McNemar p < 0.05 for the shares, or the whole bootstrap CI beyond the tolerance band for the means.
+Every model x suite x task x metric is one test, so a run of many suites would flag some metric
+by chance alone at 0.05 each. The p-values are therefore adjusted over all tests of one
+comparison: Holm by default (no false alarm anywhere, at 0.05), Benjamini-Hochberg (``bh``,
+false discovery rate) or ``none``; raw and adjusted p are reported side by side.
+
+A metric *fails* when it is worse by more than the tolerance **and** the evidence says so: an
+adjusted p < 0.05, and for the means also the whole bootstrap CI beyond the tolerance band.
 An equal run therefore always passes, and a tolerance lets a release accept a known small cost.
 Items that ended in an error in either run are not paired: errors fail the run on their own.
 Groups whose suite version or scorer version differ between the runs are not paired either: the
@@ -46,6 +52,8 @@ COMPARED: Mapping[str, tuple[bool, str]] = {
 _OUTCOME_OF = {"accuracy": "correct", "hallucinated": "hallucinated"}
 
 Key = tuple[str, str, str]  # model, suite, task
+DEFAULT_CORRECTION = "holm"
+_CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -81,8 +89,10 @@ class MetricDelta:
     lo: float  # 95% CI of new - base
     hi: float
     tolerance: float
-    p_value: float | None = None  # McNemar only
+    p_value: float | None = None  # McNemar (shares) or paired sign-flip (means), raw
     discordant: tuple[int, int] | None = None  # McNemar only: (got worse, got better) items
+    p_adjusted: float | None = None  # p_value adjusted over the comparison's tests
+    correction: str = "none"
 
     @property
     def delta(self) -> float:
@@ -98,12 +108,24 @@ class MetricDelta:
         """The evidence that it is worse by more than the tolerance."""
         if self.n == 0:
             return False
+        p = self.p_adjusted if self.p_adjusted is not None else self.p_value
+        if p is not None and p >= ALPHA:
+            return False
         if self.test == "mcnemar":
-            return self.p_value is not None and self.p_value < ALPHA
+            return p is not None
         # Bootstrap: the whole CI lies beyond the tolerance band on the bad side.
         if math.isnan(self.lo) or math.isnan(self.hi):
             return False
         return self.hi < -self.tolerance if self.higher_is_better else self.lo > self.tolerance
+
+    def p_text(self) -> str:
+        """``p=0.012`` or, corrected, ``p=0.012 holm=0.036``: raw next to adjusted."""
+        if self.p_value is None:
+            return "bootstrap"
+        text = f"p={self.p_value:.3g}"
+        if self.p_adjusted is not None and self.correction != "none":
+            text += f" {self.correction}={self.p_adjusted:.3g}"
+        return text
 
     @property
     def failed(self) -> bool:
@@ -118,11 +140,16 @@ class MetricDelta:
         return "worse" if self.worse_by > 0 else "better"
 
     def evidence(self) -> str:
+        adjusted = ""
+        if self.p_adjusted is not None and self.correction != "none":
+            adjusted = f", {_CORRECTION_NAMES[self.correction]} p={self.p_adjusted:.3g}"
         if self.test == "mcnemar" and self.p_value is not None:
             flips = ""
             if self.discordant is not None:
                 flips = f", {self.discordant[0]} items worse / {self.discordant[1]} better"
-            return f"McNemar p={self.p_value:.3g}{flips}"
+            return f"McNemar p={self.p_value:.3g}{flips}{adjusted}"
+        if self.p_value is not None:
+            return f"paired bootstrap B={BOOTSTRAP_B}, sign-flip p={self.p_value:.3g}{adjusted}"
         return f"paired bootstrap B={BOOTSTRAP_B}"
 
     def describe(self) -> str:
@@ -158,6 +185,7 @@ class GroupComparison:
 class Comparison:
     baseline: str
     tolerance: float
+    correction: str = DEFAULT_CORRECTION
     groups: list[GroupComparison] = field(default_factory=list)
     # (model, suite, task) of the baseline that this run did not run at all.
     missing: list[Key] = field(default_factory=list)
@@ -237,7 +265,7 @@ def _share_delta(
 def _mean_delta(
     key: Key, metric: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], tol: float
 ) -> MetricDelta | None:
-    from pytest_citebench.metrics.stats import bootstrap_mean_ci
+    from pytest_citebench.metrics.stats import bootstrap_mean_ci, sign_flip_p
 
     higher, test = COMPARED[metric]
     values = [
@@ -260,6 +288,7 @@ def _mean_delta(
         lo=lo,
         hi=hi,
         tolerance=tol,
+        p_value=sign_flip_p(diffs),
     )
 
 
@@ -269,13 +298,19 @@ def compare(
     *,
     tolerance: float = 0.0,
     baseline: str = "",
+    correction: str = DEFAULT_CORRECTION,
 ) -> Comparison:
-    """Compare every model x suite x task of the new run with the same group of the baseline."""
+    """Compare every model x suite x task of the new run with the same group of the baseline;
+    p-values are adjusted over all the tests with ``correction`` (none, holm, bh)."""
+    from pytest_citebench.metrics.stats import CORRECTIONS
+
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     new_groups = _group(new_records)
     base_groups = _group(base_records)
-    result = Comparison(baseline, tolerance)
+    result = Comparison(baseline, tolerance, correction)
     result.missing = sorted(set(base_groups) - set(new_groups))
     for key in sorted(new_groups):
         new = new_groups[key]
@@ -327,6 +362,7 @@ def compare(
                 model, suite, task, shared, new_only, base_only, shared - len(pairs), tuple(deltas)
             )
         )
+    _adjust(result)
     return result
 
 
@@ -337,12 +373,34 @@ def _scorer(record: Mapping[str, Any]) -> str:
     return str(record.get("scorer_version") or LEGACY_SCORER_VERSION)
 
 
-def compare_files(new: Path, base: Path, *, tolerance: float = 0.0) -> Comparison:
+def _adjust(result: Comparison) -> None:
+    """Set every tested delta's ``p_adjusted``: its p adjusted over the whole comparison."""
+    from dataclasses import replace
+
+    from pytest_citebench.metrics.stats import adjust_p_values
+
+    raw = [d.p_value for d in result.deltas if d.p_value is not None]
+    adjusted = iter(adjust_p_values(raw, result.correction))
+    for index, group in enumerate(result.groups):
+        deltas = tuple(
+            d
+            if d.p_value is None
+            else replace(d, p_adjusted=next(adjusted), correction=result.correction)
+            for d in group.deltas
+        )
+        result.groups[index] = replace(group, deltas=deltas)
+
+
+def compare_files(
+    new: Path, base: Path, *, tolerance: float = 0.0, correction: str = DEFAULT_CORRECTION
+) -> Comparison:
     from pytest_citebench.report import read_results
 
     new_items, _ = read_results(new)
     base_items, _ = read_results(base)
-    return compare(new_items, base_items, tolerance=tolerance, baseline=str(base))
+    return compare(
+        new_items, base_items, tolerance=tolerance, baseline=str(base), correction=correction
+    )
 
 
 def comparison_lines(comparison: Comparison, *, all_rows: bool = True) -> list[str]:
@@ -353,7 +411,7 @@ def comparison_lines(comparison: Comparison, *, all_rows: bool = True) -> list[s
         if not all_rows and d.verdict not in ("FAIL", "worse"):
             continue
         ci = "" if math.isnan(d.lo) else f" [{_pts(d.lo)},{_pts(d.hi)}]"
-        test = f"p={d.p_value:.3g}" if d.p_value is not None else "bootstrap"
+        test = d.p_text()
         rows.append(
             [
                 d.suite,

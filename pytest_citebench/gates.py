@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pytest_citebench.report import Aggregate, Stat, known_metrics
@@ -104,3 +104,36 @@ def evaluate(
         if not matched:
             unmatched.append(gate)
     return results, unmatched
+
+
+SWAP_KINDS = ("title", "abstract")  # adversarial variants report as suite '<name>+swap-<kind>'
+
+
+def check_known(gates: Iterable[Gate], tasks_by_suite: Mapping[str, Iterable[str]]) -> None:
+    """Raise GateError for the first gate whose suite glob names no suite that exists, or whose
+    task glob names no task of those suites.
+
+    Why at start: such a gate matches nothing after the run and is printed as SKIP, so a typo
+    (``reasons/*:indirct:accuracy>=0.2``) gives a CI gate that can never fire. A gate that
+    matches a real suite and task whose items were deselected (``-k``, ``--citebench-task``,
+    a shard) is fine: it prints SKIP after the run, as before.
+    """
+    names: dict[str, set[str]] = {}
+    for suite, tasks in tasks_by_suite.items():
+        names.setdefault(suite, set()).update(tasks)
+        for kind in SWAP_KINDS:
+            names.setdefault(f"{suite}+swap-{kind}", set()).update(tasks)
+    for gate in gates:
+        suites = [s for s in names if fnmatch.fnmatchcase(s, gate.suite)]
+        if not suites:
+            known = ", ".join(sorted(tasks_by_suite)) or "none found"
+            raise GateError(
+                f"{gate.source}: gate {gate.spec!r}: suite {gate.suite!r} matches no suite; "
+                f"known suites: {known}"
+            )
+        tasks = sorted(set().union(*(names[s] for s in suites)))
+        if not any(fnmatch.fnmatchcase(t, gate.task) for t in tasks):
+            raise GateError(
+                f"{gate.source}: gate {gate.spec!r}: task {gate.task!r} matches no task of "
+                f"suite {gate.suite!r}; its tasks: {', '.join(tasks)}"
+            )

@@ -143,10 +143,12 @@ class CaseItem(pytest.Item):
             raise CaseFailure(result, "hallucinated (--citebench-strict)")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from pytest_citebench.reports.escape import terminal
+
         if isinstance(excinfo.value, CaseFailure):
-            return describe(excinfo.value.result, excinfo.value.why)
+            return terminal(describe(excinfo.value.result, excinfo.value.why))
         if isinstance(excinfo.value, CitebenchError):
-            return str(excinfo.value)
+            return terminal(str(excinfo.value))
         return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

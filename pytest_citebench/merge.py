@@ -9,8 +9,6 @@ shards (a test checks four shards against one unsharded run).
 
 from __future__ import annotations
 
-import os
-import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,20 +65,9 @@ def dedupe(
 
 def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: Any) -> None:
     """Items then aggregates, in the plugin's results format; atomic (temp file + rename)."""
-    import json
+    from pytest_citebench import jsonl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-            for agg in aggregates:
-                handle.write(json.dumps(agg.to_record(), ensure_ascii=False, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    jsonl.write(path, [*records, *(agg.to_record() for agg in aggregates)])
 
 
 @dataclass
@@ -89,17 +76,73 @@ class Merged:
     records: list[dict[str, Any]]
     duplicates: int = 0
     conflicts: list[ItemKey] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # shards missing or incomplete
 
 
 def merge_files(paths: Sequence[Path]) -> Merged:
     from pytest_citebench.report import read_results
 
     items: list[dict[str, Any]] = []
+    per_file: dict[Path, set[ItemKey]] = {}
     for path in paths:
         file_items, _ = read_results(path)  # the shard's own aggregates are ignored
         items.extend(file_items)
+        per_file.setdefault(path, set()).update(record_key(r) for r in file_items)
     records, duplicates, conflicts = dedupe(items)
-    return Merged(list(paths), records, duplicates, conflicts)
+    problems = shard_problems({p: read_shard(p) for p in per_file}, per_file)
+    return Merged(list(paths), records, duplicates, conflicts, problems)
+
+
+def read_shard(path: Path) -> dict[str, Any] | None:
+    """The ``{"type": "shard", ...}`` record a ``--citebench-shard`` run writes last, or None."""
+    from pytest_citebench import jsonl
+
+    found = None
+    for _, record in jsonl.iter_objects(path, torn_tail_ok=True):
+        if record.get("type") == "shard":
+            found = record
+    return found
+
+
+def shard_problems(
+    shards: Mapping[Path, Mapping[str, Any] | None], keys: Mapping[Path, set[ItemKey]]
+) -> list[str]:
+    """Why the files are not a complete set of shards, or [] when they are (or when none of them
+    is a shard's results: merging whole runs is fine).
+
+    Complete means: every shard 1..N of one N is there, and each shard's files hold at least the
+    item records it owed (its ``expected``). Errored items count as records: ``merge`` fails on
+    them separately.
+    """
+    if all(info is None for info in shards.values()):
+        return []
+    problems = [
+        f"{path}: no shard record: that run did not finish (killed?) or is not a "
+        "--citebench-shard run; finish it with --citebench-resume"
+        for path, info in shards.items()
+        if info is None
+    ]
+    by_index: dict[tuple[int, int], list[Path]] = {}
+    for path, info in shards.items():
+        if info is not None:
+            by_index.setdefault((int(info["index"]), int(info["total"])), []).append(path)
+    totals = sorted({total for _, total in by_index})
+    if len(totals) > 1:
+        problems.append(f"shards of different splits mixed: N = {', '.join(map(str, totals))}")
+    for total in totals:
+        missing = [f"{i}/{total}" for i in range(1, total + 1) if (i, total) not in by_index]
+        if missing:
+            problems.append(f"shard(s) {', '.join(missing)} missing: no file given holds them")
+    for (index, total), paths in sorted(by_index.items()):
+        expected = max(int(shards[p]["expected"]) for p in paths)  # type: ignore[index]
+        got = len(set().union(*(keys[p] for p in paths)))
+        if got < expected:
+            names = ", ".join(str(p) for p in paths)
+            problems.append(
+                f"shard {index}/{total} ({names}): {got} of {expected} item records; the run "
+                "stopped early; finish it with --citebench-resume"
+            )
+    return problems
 
 
 def collect_gates(
@@ -138,14 +181,24 @@ def run(
     tolerance: float = 0.0,
     html: Path | None = None,
     markdown: Path | None = None,
+    allow_partial: bool = False,
+    correction: str = "holm",
     echo: Any = print,
 ) -> int:
-    """The merge command; returns the exit status (1 on errors, failed gates or regressions)."""
+    """The merge command; returns the exit status (1 on errors, failed gates, regressions, or
+    shards missing or incomplete unless ``allow_partial``)."""
     from pytest_citebench.gates import evaluate
     from pytest_citebench.report import aggregate, read_results, render_table
     from pytest_citebench.reports import ReportData, write_reports
 
     merged = merge_files(paths)
+    if merged.problems and not allow_partial:
+        for problem in merged.problems:
+            echo(f"merge: {problem}")
+        echo("merge: not a complete run; pass --allow-partial to merge what is there")
+        return 1
+    for problem in merged.problems:
+        echo(f"WARNING partial merge (--allow-partial): {problem}")
     if not merged.records:
         echo(f"merge: no item records in {len(paths)} file(s)")
         return 1
@@ -158,7 +211,11 @@ def run(
 
         base_items, _ = read_results(baseline)
         comparison = compare(
-            merged.records, base_items, tolerance=tolerance, baseline=str(baseline)
+            merged.records,
+            base_items,
+            tolerance=tolerance,
+            baseline=str(baseline),
+            correction=correction,
         )
     if out is not None:
         write_results(out, merged.records, aggregates)

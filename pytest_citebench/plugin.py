@@ -13,6 +13,9 @@ FLAG = "--citebench"
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 # Items --citebench-shard deselected: an empty shard is fine only if it had items to give away.
 _SHARD_DESELECTED = pytest.StashKey[int]()
+_RESUMED_KEY = "citebench_resumed"  # in an xdist worker's workeroutput: nodeids it resumed
+_RESUMED_COUNT = pytest.StashKey[int]()
+_SHARD_EXPECTED_KEY = "citebench_shard_expected"  # in workeroutput: the item records it owes
 # Outcomes other than correct get their own summary category and letter; none of them fails the
 # run (only errors do, and hallucinated under --citebench-strict).
 _CATEGORIES = {
@@ -168,6 +171,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="worsening allowed against the baseline, as a share (0.02 = 2 points; default 0)",
     )
     group.addoption(
+        "--citebench-correction",
+        choices=("none", "holm", "bh"),
+        help="adjust the baseline comparison's p-values over all tested suite x task x metric: "
+        "holm (default; family-wise), bh (false discovery rate) or none",
+    )
+    group.addoption(
         "--citebench-shard",
         metavar="I/N",
         help="run only shard I of N (1-based; items split by a hash of suite::task::item id); "
@@ -259,12 +268,32 @@ def pytest_collection_modifyitems(
     if not cb.resumed:
         return
     done = [item for item in items if item.nodeid in cb.resumed]
+    config.stash[_RESUMED_COUNT] = len(done)
     if done:
         # Same file, same decision on every xdist worker, so they all collect the same items.
         items[:] = [item for item in items if item.nodeid not in cb.resumed]
         config.hook.pytest_deselected(items=done)
-        if not cb.is_worker:
+        if cb.is_worker:
+            # Under xdist the controller collects nothing, so it cannot know which resumed
+            # items this run selected: the workers tell it (pytest_testnodedown below).
+            config.workeroutput[_RESUMED_KEY] = [item.nodeid for item in done]  # type: ignore[attr-defined]
+        else:
             cb.replay_resumed([item.nodeid for item in done])
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A shard's item count, once -k, -m and resume have deselected what they deselect: the
+    controller writes it into the results (an xdist worker sends it to the controller)."""
+    config = session.config
+    cb = _session(config) if _active(config) else None
+    if cb is None or cb.options.shard is None:
+        return
+    expected = sum(getattr(item, "job", None) is not None for item in session.items)
+    expected += config.stash.get(_RESUMED_COUNT, 0)
+    if cb.is_worker:
+        config.workeroutput[_SHARD_EXPECTED_KEY] = expected  # type: ignore[attr-defined]
+    else:
+        cb.shard_expected = expected
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -332,6 +361,18 @@ class _ControllerHooks:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.cb.session = session
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: count the resumed items it deselected, once (every worker
+        collects the same items and so deselects the same ones)."""
+        output = getattr(node, "workeroutput", None) or {}
+        nodeids = output.get(_RESUMED_KEY)
+        if nodeids is not None and not self.cb.resumed_replayed:
+            self.cb.replay_resumed(list(nodeids))
+        expected = output.get(_SHARD_EXPECTED_KEY)
+        if isinstance(expected, int):
+            self.cb.shard_expected = expected  # every worker collects the same items
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

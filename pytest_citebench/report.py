@@ -6,15 +6,13 @@ the numbers do not depend on the order in which xdist workers happened to finish
 
 from __future__ import annotations
 
-import json
 import math
 import textwrap
-import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pytest_citebench.metrics.stats import bootstrap_mean_ci, wilson_ci
 from pytest_citebench.tasks.base import OUTCOMES
@@ -304,38 +302,31 @@ class ResultsWriter:
     item that finished; aggregates are appended at the end."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from pytest_citebench.jsonl import Appender
+
         self.path = path
-        self._lock = threading.Lock()
-        self._handle: IO[str] | None = path.open("w", encoding="utf-8")
+        self._appender = Appender(path)
 
     def write(self, record: Mapping[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, sort_keys=True)
-        with self._lock:
-            if self._handle is not None:
-                self._handle.write(line + "\n")
-                self._handle.flush()
+        self._appender.write(record)
 
     def close(self) -> None:
-        with self._lock:
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+        self._appender.close()
 
 
 def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(items, aggregates) from a results file; a torn last line (killed mid-write) is ignored."""
+    """(items, aggregates) from a results file; a torn last line (killed mid-write) is ignored.
+
+    Raises ``ValueError`` naming ``file:line`` for any other bad line."""
+    from pytest_citebench import jsonl
+
     items: list[dict[str, Any]] = []
     aggregates: list[dict[str, Any]] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                break
-            raise ValueError(f"{path}:{number}: malformed JSON line in results file") from None
-        (aggregates if record.get("type") == "aggregate" else items).append(record)
+    for _, record in jsonl.iter_objects(path, torn_tail_ok=True):
+        kind = record.get("type", "item")
+        if kind == "item":
+            items.append(record)
+        elif kind == "aggregate":
+            aggregates.append(record)
+        # other records (a shard's "shard" line) are for merge.read_shard
     return items, aggregates

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import inspect
 import threading
 import time
 import traceback
@@ -192,12 +193,71 @@ def _note_recording_error(recorder: Recorder, cassette: Path, exc: Exception, er
         pass  # the item is an error either way; the note only explains a later replay
 
 
+class _TrackingExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The engine loop's default executor, remembering what it ran.
+
+    Why: ``litellm.acompletion`` runs the synchronous ``completion()`` through
+    ``loop.run_in_executor``, and for OpenAI-style providers that call only *builds* the request
+    coroutine (``OpenAIChatCompletion.acompletion``) and returns it to be awaited. When the engine
+    cancels an item mid-call (``--citebench-max-errors``, Ctrl-C), the executor's result is
+    dropped, and that coroutine was garbage-collected unawaited: "coroutine ... was never
+    awaited" at the end of the run. ``close_orphans`` closes such coroutines once the loop has
+    stopped and nothing can await them any more.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(thread_name_prefix="citebench-call")
+        # Strong references: a dropped future would free its coroutine, unawaited, before
+        # close_orphans could close it. Pruned as calls are consumed, so this stays small.
+        self._held: set[concurrent.futures.Future[Any]] = set()
+        self._prune_at = 64
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future = super().submit(fn, *args, **kwargs)
+        with self._lock:
+            self._held.add(future)
+            if len(self._held) > self._prune_at:
+                self._held = {f for f in self._held if _may_be_orphaned(f)}
+                self._prune_at = max(64, 2 * len(self._held))
+        return future
+
+    def close_orphans(self) -> None:
+        """The loop has stopped: close every coroutine a call returned that never started,
+        now or (for calls still running) when they return."""
+        with self._lock:
+            held, self._held = self._held, set()
+        for future in held:
+            future.add_done_callback(_close_unstarted)
+        self.shutdown(wait=False, cancel_futures=True)
+
+
+def _may_be_orphaned(future: concurrent.futures.Future[Any]) -> bool:
+    """Still running, or returned a coroutine nobody has started yet."""
+    if not future.done():
+        return True
+    if future.cancelled() or future.exception() is not None:
+        return False
+    result = future.result()
+    return inspect.iscoroutine(result) and inspect.getcoroutinestate(result) == inspect.CORO_CREATED
+
+
+def _close_unstarted(future: concurrent.futures.Future[Any]) -> None:
+    if future.cancelled() or future.exception() is not None:
+        return
+    result = future.result()
+    if inspect.iscoroutine(result) and inspect.getcoroutinestate(result) == inspect.CORO_CREATED:
+        result.close()
+
+
 class Engine:
     """An asyncio loop in a daemon thread with a concurrency limit."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = max(1, concurrency)
         self._loop = asyncio.new_event_loop()
+        self._executor = _TrackingExecutor()
+        self._loop.set_default_executor(self._executor)
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="citebench-engine", daemon=True)
         self._thread.start()
@@ -242,3 +302,5 @@ class Engine:
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(_cancel_all)
             self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._executor.close_orphans()

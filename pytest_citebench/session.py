@@ -11,6 +11,7 @@ import concurrent.futures
 import functools
 import gc
 import json
+import os
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,7 @@ class Options:
     markdown: Path | None = None
     baseline: Path | None = None
     tolerance: float = 0.0
+    correction: str = "holm"
     shard: Shard | None = None
     # Model profiles (models/profiles.py) and the settings a profile may override: the values
     # given on the command line (they win over a profile) and the rest (a profile wins over them).
@@ -185,6 +187,7 @@ class Options:
             baseline=_path_option(config, "citebench_baseline")
             or (root / table["baseline"] if isinstance(table.get("baseline"), str) else None),
             tolerance=float(opt("citebench_tolerance", "tolerance", 0.0)),
+            correction=_correction(opt("citebench_correction", "correction", "holm")),
             shard=_shard_option(config),
             profiles=profiles,
             cli=cli,
@@ -193,6 +196,14 @@ class Options:
             system_role=config.getoption("citebench_system_role"),
             max_cost=float(max_cost) if max_cost is not None else None,
         )
+
+
+def _correction(value: Any) -> str:
+    if value not in ("none", "holm", "bh"):
+        raise pytest.UsageError(
+            f"[tool.citebench] correction = {value!r}: expected 'none', 'holm' or 'bh'"
+        )
+    return str(value)
 
 
 def _path_option(config: pytest.Config, name: str) -> Path | None:
@@ -245,6 +256,9 @@ class CitebenchSession:
             for g in self.options.pyproject_gates
         ]
         self.suites: dict[str, Suite] = {}
+        if not self.is_worker:
+            self._check_gates_at_start()
+            self._check_environment()
         self.records: list[dict[str, Any]] = []
         self.aggregates: list[Aggregate] = []
         self.gate_results: list[GateResult] = []
@@ -260,10 +274,71 @@ class CitebenchSession:
         self.error_count = 0
         # nodeid -> finished record from --citebench-resume; errors are not finished.
         self.resumed: dict[str, dict[str, Any]] = self._load_resume()
+        self.resumed_replayed = False
+        # --citebench-shard: item records this shard owes (its cases plus the resumed ones).
+        self.shard_expected: int | None = None
         # --citebench-baseline: item records of the baseline (controller only) and the result.
         self.baseline_records: list[dict[str, Any]] = self._load_baseline()
         self.comparison: Comparison | None = None
         self.written_reports: list[tuple[str, Path]] = []
+
+    def _check_gates_at_start(self) -> None:
+        """Controller, before any model call: every gate must name a suite and task that exist
+        (``gates.check_known``), and the gates of the suites this run collects are added now.
+
+        The manifests' gates are added here and not only as suites are collected because under
+        xdist the controller collects nothing: its gates would silently be the CLI's alone.
+        """
+        from pytest_citebench.gates import GateError, check_known
+        from pytest_citebench.suites import SuiteError, discover, load_manifest
+
+        config = self.config
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            here = Path(config.invocation_params.dir)
+            collected = [here / arg.split("::")[0] for arg in config.args]
+        else:
+            collected = list(self.options.suites)
+        collected = [p.resolve() for p in collected if p.exists()]
+        tasks_by_suite: dict[str, set[str]] = {}
+        complete = True  # a manifest that cannot be read: its suite's name is unknown
+        seen: set[Path] = set()
+        for root in [*self.options.suites, *collected]:
+            for path in discover(root) if root.exists() else []:
+                path = path.resolve()
+                if path in seen:
+                    continue
+                seen.add(path)
+                try:
+                    manifest = load_manifest(path)
+                except SuiteError:
+                    complete = False  # collection reports it as an invalid suite
+                    continue
+                tasks_by_suite.setdefault(manifest.name, set()).update(manifest.tasks)
+                if not any(path.is_relative_to(c) for c in collected):
+                    continue
+                for spec in manifest.gates:
+                    try:
+                        gate = parse_gate(
+                            spec, source=str(manifest.manifest_file), suite=manifest.name
+                        )
+                    except GateError:
+                        continue  # collection reports it as an invalid suite
+                    if gate not in self.gates:
+                        self.gates.append(gate)
+        if complete:
+            check_known(self.gates, tasks_by_suite)
+
+    def _check_environment(self) -> None:
+        """Settings read from the environment fail the run once, here, not once per item."""
+        if not any(name.startswith("CITEBENCH_GUARD_") for name in os.environ):
+            return  # nothing to check: don't import the guard task for nothing
+        from pytest_citebench.tasks.guard import environment_problems
+
+        problems = environment_problems()
+        if problems:
+            raise pytest.UsageError(
+                "citebench: bad environment settings:\n  " + "\n  ".join(problems)
+            )
 
     def _model(self, name: str) -> Model:
         """The model a ``--citebench-model`` name stands for: its profile with the command line
@@ -371,7 +446,7 @@ class CitebenchSession:
             raise SuiteError(
                 suite.manifest.manifest_file,
                 f"suite name {suite.name!r} is already used by "
-                f"{self.suites[suite.name].manifest.manifest_file}",
+                f"{self.suites[suite.name].manifest.manifest_file}; rename one of them",
                 field="name",
             )
         self.suites[suite.name] = suite
@@ -503,6 +578,7 @@ class CitebenchSession:
     def replay_resumed(self, nodeids: list[str]) -> None:
         """Finished items of the resumed file that this run selected count as if they had just
         run (controller only): same records, same aggregates, written to the new results file."""
+        self.resumed_replayed = True
         for nodeid in nodeids:
             self.add_record(self.resumed[nodeid])
 
@@ -540,6 +616,8 @@ class CitebenchSession:
         if self._writer is not None:
             for agg in self.aggregates:
                 self._writer.write(agg.to_record())
+            if self.options.shard is not None and self.shard_expected is not None:
+                self._writer.write(self.shard_record())
             self._writer.close()
             self._writer = None
         return sum(not r.passed for r in self.gate_results)
@@ -600,6 +678,19 @@ class CitebenchSession:
         out.append("record them (needs the provider's key and network):")
         out.append("  " + record_command(args, nodeids))
         return out
+
+    def shard_record(self) -> dict[str, Any]:
+        """What ``merge`` needs to tell a complete set of shards from a partial one: the spec and
+        how many item records this shard owed. Written last, so a shard killed before the end
+        has no such record and its file is flagged at merge."""
+        assert self.options.shard is not None
+        return {
+            "type": "shard",
+            "shard": self.options.shard.spec,
+            "index": self.options.shard.index,
+            "total": self.options.shard.total,
+            "expected": self.shard_expected,
+        }
 
     def error_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -666,6 +757,7 @@ class CitebenchSession:
                 self.baseline_records,
                 tolerance=self.options.tolerance,
                 baseline=str(self.options.baseline),
+                correction=self.options.correction,
             )
         if self.options.html is not None or self.options.markdown is not None:
             from pytest_citebench.reports import ReportData, write_reports

@@ -8,7 +8,6 @@ whether other suites go on (the collector reports the bad suite as one error and
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -37,6 +36,32 @@ CORPUS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "abstract": str,
     "authors": str,
 }
+
+
+MAX_ID_LENGTH = 200
+"""Longest item id or suite name accepted. Ids become test ids, result keys and (hashed when
+long) cassette names; 200 leaves room for the rest of a node id in a terminal line and for
+file-name limits (255 bytes) after the model and task are added."""
+
+
+def name_problem(text: str, *, limit: int = MAX_ID_LENGTH) -> str | None:
+    """Why ``text`` cannot be an item id or a suite name, or None when it can.
+
+    Control characters (NUL, ESC, ``\\r``), format characters, line or paragraph separators and
+    lone surrogates are refused at any length: they corrupt terminal output and Markdown tables,
+    and NUL or a surrogate cannot reach a file name or a UTF-8 results file at all (the run would
+    pay for the call and then fail to save it).
+    """
+    import unicodedata
+
+    if not text:
+        return "is empty"
+    if len(text) > limit:
+        return f"is {len(text)} characters long; the limit is {limit}"
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            return f"holds the control character U+{ord(char):04X}"
+    return None
 
 
 class SuiteError(Exception):
@@ -172,6 +197,9 @@ def load_manifest(path: Path | str) -> Manifest:
     name = data["name"]
     if not name or name != name.strip() or any(c in name for c in " \t\n:[]"):
         raise SuiteError(path, "must be non-empty with no spaces, ':' or brackets", field="name")
+    problem = name_problem(name)
+    if problem:
+        raise SuiteError(path, f"{name[:60]!r} {problem}; rename the suite", field="name")
     tasks = data["tasks"]
     if not tasks:
         raise SuiteError(path, "empty; list at least one task", field="tasks")
@@ -190,6 +218,15 @@ def load_manifest(path: Path | str) -> Manifest:
     for gate in gates:
         if not isinstance(gate, str):
             raise SuiteError(path, f"gate {gate!r} must be a string", field="gates")
+    for key in ("items", "corpus"):
+        if key in data:
+            problem = "is empty" if not data[key].strip() else name_problem(data[key])
+            if problem:
+                raise SuiteError(
+                    path,
+                    f"{data[key][:60]!r} {problem}; name a file in the suite folder",
+                    field=key,
+                )
     directory = path.parent
     corpus = data.get("corpus")
     return Manifest(
@@ -213,33 +250,22 @@ def _value_problem(exc: ValueError | RecursionError) -> str:
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object); blank lines are allowed, anything else must be an object."""
+    from pytest_citebench import jsonl
+
     if not path.is_file():
         raise SuiteError(path, "file not found; the manifest names it")
     raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
+    try:  # the whole file first: a bad byte on line 9 is reported before a bad object on line 3
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SuiteError(
             path, f"not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8", line=line
         ) from None
-    # Lines end at "\n" only: splitlines() would also break inside a JSON string at U+2028,
-    # U+0085 and the like, which json.dumps(ensure_ascii=False) writes as they are.
-    for number, line_text in enumerate(text.split("\n"), start=1):
-        line_text = line_text.removesuffix("\r")
-        if not line_text.strip():
-            continue
-        try:
-            obj = json.loads(line_text)
-        except json.JSONDecodeError as exc:
-            raise SuiteError(
-                path, f"malformed JSON ({exc.msg} at column {exc.colno})", line=number
-            ) from None
-        except (ValueError, RecursionError) as exc:
-            raise SuiteError(path, f"malformed JSON ({_value_problem(exc)})", line=number) from None
-        if not isinstance(obj, dict):
-            raise SuiteError(path, f"expected a JSON object, got {_kind(obj)}", line=number)
-        yield number, obj
+    try:
+        yield from jsonl.iter_objects(path)
+    except jsonl.JsonlError as exc:
+        raise SuiteError(path, exc.problem, line=exc.line) from None
 
 
 def _check_fields(
@@ -267,7 +293,15 @@ def load_items(manifest: Manifest) -> list[Item]:
     for line, obj in _read_jsonl(manifest.items_file):
         _check_fields(manifest.items_file, line, obj, spec)
         item_id = obj["id"]
-        if not item_id or any(c in item_id for c in " \t\n[]") or "::" in item_id:
+        problem = name_problem(item_id)
+        if problem:
+            raise SuiteError(
+                manifest.items_file,
+                f"{item_id[:60]!r} {problem}; use printable ids (letters, digits, '.', '-', '_')",
+                line=line,
+                field="id",
+            )
+        if any(c in item_id for c in " \t\n[]") or "::" in item_id:
             raise SuiteError(
                 manifest.items_file,
                 f"{item_id!r} must be non-empty without spaces, brackets or '::'",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_citebench.report import TABLE_WIDTH, render_table
+from pytest_citebench.reports.escape import terminal
 from pytest_citebench.reports.headline import (
     Verdict,
     headline_lines,
@@ -142,7 +143,7 @@ def write_worst(tr: Any, records: list[dict[str, Any]], per_group: int) -> None:
         for record in group.shown:
             # The node id, so the item can be re-run as it is (the terminal is local, unlike the
             # reports); the metrics beside it when they fit, else on their own line.
-            head = f"  {record['outcome']}: {record.get('nodeid') or where(record)}"
+            head = f"  {record['outcome']}: {terminal(record.get('nodeid') or where(record))}"
             metrics = item_metrics_text(record)
             if len(head) + 2 + len(metrics) <= TABLE_WIDTH:
                 tr.write_line(f"{head}  {metrics}".rstrip())
@@ -157,7 +158,8 @@ def write_worst(tr: Any, records: list[dict[str, Any]], per_group: int) -> None:
 
 
 def _one_line(value: Any) -> str:
-    return " ".join(str(value or "").split())
+    """One line, control characters shown as escapes (an answer can hold ESC or NUL)."""
+    return terminal(" ".join(str(value or "").split()))
 
 
 def write_baseline_section(tr: Any, cb: Any) -> None:
@@ -170,7 +172,8 @@ def write_baseline_section(tr: Any, cb: Any) -> None:
     tr.write_sep(
         "-",
         f"citebench baseline {comparison.baseline} "
-        f"(tolerance {100 * comparison.tolerance:g} points; deltas in points, 95% CI)",
+        f"(tolerance {100 * comparison.tolerance:g} points; deltas in points, 95% CI; "
+        f"p adjusted: {getattr(comparison, 'correction', 'none')})",
     )
     lines = comparison_lines(comparison)
     if not lines:

@@ -28,6 +28,11 @@ litellm().completion(
 from pytest_citebench.tasks.reasons import text_metrics  # noqa: E402
 
 text_metrics("warm up", "warm")
+# Every task module once, too: one first imported inside a run is dropped afterwards while the
+# registry keeps its task, and the next run's import then registers it twice.
+from pytest_citebench.tasks import registry  # noqa: E402
+
+registry.names()
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -16,6 +16,7 @@ import asyncio
 import json
 import math
 import string
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,10 @@ JSON = st.recursive(
     max_leaves=8,
 )
 FIELD_TEXT = st.text(max_size=30) | st.sampled_from(
-    ["", " ", "a b", "x[1]", "a::b", "x\u2028y", "caf\u00e9", "x" * 100_000]
+    [
+        *("", " ", "a b", "x[1]", "a::b", "x\u2028y", "caf\u00e9", "x" * 100_000),
+        *("a\x00b", "a\rb", "\x1b[31mred", "x" * 200, "x" * 201),
+    ]
 )
 
 
@@ -183,6 +187,11 @@ def first_problem(content: bytes) -> tuple[bool, int | None]:
                 return False, number
         ident = obj["id"]
         if not ident or "::" in ident or any(c in ident for c in " \t\n[]") or ident in seen:
+            return False, number
+        # No control, format or separator characters, and at most 200 characters (issue 13).
+        if len(ident) > 200 or any(
+            unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in ident
+        ):
             return False, number
         seen.add(ident)
     return (True, None) if seen else (False, None)

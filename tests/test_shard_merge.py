@@ -188,8 +188,10 @@ def test_four_shards_merged_equal_one_unsharded_run(
     full_gate = pytester.runpytest("--citebench", "--citebench-gate", "tiny:indirect:accuracy>=0.9")
     assert full_gate.ret == pytest.ExitCode.TESTS_FAILED
     # A merge of some shards only is a smaller run, not the whole: the counts say so.
+    # (Since issue 13 a missing shard fails the merge; --allow-partial accepts it.)
     partial = pytester.path / "partial.jsonl"
-    assert cli(["merge", shard_files[0], "-o", str(partial)]) == 0
+    assert cli(["merge", shard_files[0], "-o", str(partial)]) == 1
+    assert cli(["merge", shard_files[0], "-o", str(partial), "--allow-partial"]) == 0
     assert len(items_of(read_jsonl(partial))) == sizes[0]
 
 

@@ -35,7 +35,6 @@ registry (which the mixed task builds from the corpus) knows more than the gold 
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import heapq
 import json
@@ -46,7 +45,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 __all__ = [
     "ARXIV_DOI_PREFIX",
@@ -153,27 +152,13 @@ def paper_from_record(record: dict[str, Any]) -> SourcePaper | None:
     )
 
 
-def _open(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
-
-
 def iter_records(paths: Sequence[str | os.PathLike[str]]) -> Iterator[dict[str, Any]]:
     """JSON objects from JSON-lines files, one line at a time; a bad line is an error (no skip)."""
+    from pytest_citebench import jsonl
+
     for raw_path in paths:
-        path = Path(raw_path)
-        with _open(path) as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise ValueError(f"{path}:{number}: expected a JSON object")
-                yield obj
+        for _, obj in jsonl.iter_objects(Path(raw_path)):
+            yield obj
 
 
 def iter_papers(
@@ -367,11 +352,9 @@ def _toml_string(text: str) -> str:
 
 
 def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8", newline="\n") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    from pytest_citebench import jsonl
+
+    jsonl.write(path, records, sort_keys=False)
 
 
 @dataclass(frozen=True)

@@ -94,12 +94,11 @@ def _check(args: argparse.Namespace) -> int:
         resolver = Resolver(**common)
     if args.registry:
         mapping: dict[str, list[str]] = {}
-        with open(args.registry, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    row = json.loads(line)
-                    titles = row.get("titles") or [row.get("title")]
-                    mapping.setdefault(row["doi"], []).extend(t for t in titles if t)
+        from pytest_citebench import jsonl
+
+        for _, row in jsonl.iter_objects(args.registry):
+            titles = row.get("titles") or [row.get("title")]
+            mapping.setdefault(row["doi"], []).extend(t for t in titles if t)
         resolver = RegistryResolver(mapping, fallback=resolver, threshold=args.threshold)
     assert resolver is not None
     result = resolver.check(args.doi, args.title, args.threshold)

@@ -737,11 +737,9 @@ def load_recordings(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
     root = Path(directory)
     index = root / "index.jsonl"
     if index.is_file():
-        names = [
-            json.loads(line)["file"]
-            for line in index.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+        from pytest_citebench import jsonl
+
+        names = [row["file"] for _, row in jsonl.iter_objects(index)]
     else:
         names = sorted(p.name for p in root.glob("*.json"))
     return [json.loads((root / name).read_text(encoding="utf-8")) for name in names]

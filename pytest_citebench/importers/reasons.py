@@ -146,9 +146,9 @@ def convert(
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8", newline="\n") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n")
+    from pytest_citebench import jsonl
+
+    jsonl.write(path, rows, atomic=False, sort_keys=False)
 
 
 def _manifest(name: str, domain: str, n_items: int, version: int = 1) -> str:

@@ -11,7 +11,14 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
-__all__ = ["bootstrap_mean_ci", "wilson_ci"]
+__all__ = [
+    "adjust_p_values",
+    "benjamini_hochberg",
+    "bootstrap_mean_ci",
+    "holm",
+    "sign_flip_p",
+    "wilson_ci",
+]
 
 # Cap on the number of resampled indices held at once, so that B x n never allocates more than
 # about 8 MiB of int64 however large the suite is.
@@ -84,3 +91,92 @@ def bootstrap_mean_ci(
     alpha = 1.0 - level
     lower, upper = np.percentile(means, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     return (float(lower), float(upper))
+
+
+# -- tests of paired differences and their correction for many comparisons ---------------------
+
+CORRECTIONS = ("none", "holm", "bh")
+# Up to this many non-zero differences the sign-flip distribution is enumerated exactly
+# (2**16 sums); above it, PERMUTATIONS random sign patterns (seed 0) estimate it.
+_EXACT_SIGN_FLIPS = 16
+PERMUTATIONS = 10_000
+
+
+def sign_flip_p(diffs: Sequence[float], *, B: int = PERMUTATIONS, seed: int = 0) -> float:
+    """Two-sided paired randomization (sign-flip) p-value for "mean difference = 0".
+
+    Under the null each paired difference is as likely to have either sign, so the 2**n sign
+    patterns are equally likely and p = P(|sum of flipped diffs| >= |observed sum|). On yes/no
+    outcomes (diffs in {-1, 0, 1}) this *is* the exact McNemar test, so shares and per-item means
+    are tested the same way. Exact when every non-zero difference has one size (the binomial
+    tail) or there are at most 16 of them; otherwise ``B`` random patterns with the usual +1 so
+    that an estimated p is never 0. No non-zero difference: p = 1.
+    """
+    values = sorted(float(d) for d in diffs if d != 0 and not math.isnan(float(d)))
+    if not values:
+        return 1.0
+    n = len(values)
+    magnitudes = {abs(v) for v in values}
+    if len(magnitudes) == 1:
+        k = min(sum(v < 0 for v in values), sum(v > 0 for v in values))
+        return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+    observed = abs(sum(values))
+    # Sums equal up to rounding must count as "as extreme": compare with a relative slack.
+    slack = 1e-9 * sum(abs(v) for v in values)
+
+    import numpy as np
+
+    data = np.asarray(values, dtype=np.float64)
+    if n <= _EXACT_SIGN_FLIPS:
+        patterns = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
+        sums = ((2 * patterns - 1) * data).sum(axis=1)
+        return float(np.mean(np.abs(sums) >= observed - slack))
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    rows = max(1, _CHUNK_ELEMENTS // n)
+    for start in range(0, B, rows):
+        signs = rng.integers(0, 2, size=(min(rows, B - start), n), dtype=np.int8) * 2 - 1
+        extreme += int(np.sum(np.abs(signs @ data) >= observed - slack))
+    return (extreme + 1) / (B + 1)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error), in the input order.
+
+    The k-th smallest p (k from 0) is multiplied by (m - k), made non-decreasing along the sorted
+    order and capped at 1; rejecting where the adjusted p < alpha controls the chance of *any*
+    false alarm at alpha, for any dependence between the tests.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(p_values[i])))
+        adjusted[i] = running
+    return adjusted
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg step-up adjusted p-values (false discovery rate), in the input order:
+    p * m / rank, made non-increasing from the largest p down, capped at 1."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, float(p_values[i]) * m / rank)
+        adjusted[i] = min(1.0, running)
+    return adjusted
+
+
+def adjust_p_values(p_values: Sequence[float], method: str) -> list[float]:
+    """``method`` one of CORRECTIONS: none (as given), holm, bh."""
+    if method == "none":
+        return [float(p) for p in p_values]
+    if method == "holm":
+        return holm(p_values)
+    if method == "bh":
+        return benjamini_hochberg(p_values)
+    raise ValueError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")

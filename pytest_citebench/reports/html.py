@@ -289,7 +289,7 @@ def _baseline(data: ReportData) -> str:
         rows: list[list[Any]] = []
         for x in deltas:
             ci = "" if math.isnan(x.lo) else f"[{100 * x.lo:+.1f}, {100 * x.hi:+.1f}]"
-            p = f"{x.p_value:.3g}" if x.p_value is not None else "bootstrap"
+            p = x.p_text().removeprefix("p=")
             cls = {"FAIL": "tag-fail", "better": "tag-pass"}.get(x.verdict, "")
             row: list[Any] = [_Raw(escape(x.verdict), cls), x.suite, x.task, x.model, x.metric]
             row += [x.n, f"{100 * x.base:.1f}", f"{100 * x.new:.1f}", f"{100 * x.delta:+.1f}", ci]

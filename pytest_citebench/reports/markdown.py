@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_citebench.reports import ReportData
 from pytest_citebench.reports import data as d
+from pytest_citebench.reports.escape import markdown_cell, markdown_code
 
 # GitHub's limit is 1 MiB per step summary; stay well below it on huge runs.
 MAX_ROWS = 200
@@ -22,7 +23,7 @@ WORST = 5
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+    return markdown_cell(text)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int) -> list[str]:
@@ -120,9 +121,10 @@ def render_markdown(data: ReportData) -> str:
     if data.gate_results or data.unmatched_gates:
         lines.append("### Gates")
         for g in data.gate_results:
-            lines.append(f"- {'✅' if g.passed else '❌'} `{_cell(g.describe())}`")
+            lines.append(f"- {'✅' if g.passed else '❌'} {markdown_code(g.describe())}")
         for gate in data.unmatched_gates:
-            lines.append(f"- ⚠️ `SKIP gate {gate.spec} [{gate.source}]`: no results matched it")
+            skip = markdown_code(f"SKIP gate {gate.spec} [{gate.source}]")
+            lines.append(f"- ⚠️ {skip}: no results matched it")
         lines.append("")
     if data.comparison is not None:
         lines += _baseline(data)
@@ -131,7 +133,7 @@ def render_markdown(data: ReportData) -> str:
         lines.append(f"### Errors ({len(errors)})")
         for r in errors[:WORST]:
             first = (r.get("error") or "").strip().splitlines()[:1]
-            lines.append(f"- `{_cell(h.where(r))}`: {_cell(first[0] if first else '')}")
+            lines.append(f"- {markdown_code(h.where(r))}: {_cell(first[0] if first else '')}")
         lines.append("")
     groups = h.worst_groups(data.records, min(data.show, WORST))
     if groups:
@@ -165,7 +167,8 @@ def _baseline(data: ReportData) -> list[str]:
     comparison = data.comparison
     assert comparison is not None
     lines = [
-        f"### Baseline `{comparison.baseline}` (tolerance {100 * comparison.tolerance:.1f} points)",
+        f"### Baseline {markdown_code(comparison.baseline)} "
+        f"(tolerance {100 * comparison.tolerance:.1f} points)",
         "",
     ]
     deltas = comparison.deltas
@@ -179,7 +182,7 @@ def _baseline(data: ReportData) -> list[str]:
         for x in sorted(changed, key=lambda x: (not x.failed, -x.worse_by)):
             ci = "" if math.isnan(x.lo) else f" [{100 * x.lo:+.1f}, {100 * x.hi:+.1f}]"
             mark = {"FAIL": "❌ FAIL", "worse": "worse", "better": "better"}.get(x.verdict, "=")
-            p = f"{x.p_value:.3g}" if x.p_value is not None else "bootstrap"
+            p = x.p_text().removeprefix("p=")
             rows.append(
                 [
                     mark,

@@ -41,7 +41,6 @@ Importing this module imports no numpy, torch or sentence-transformers.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import re
@@ -368,19 +367,17 @@ class OfflineSuiteResolver(BaseResolver):
 def corpus_registry(paths: Iterable[str | os.PathLike[str]]) -> dict[str, list[str]]:
     """DOI -> titles from suite corpus files; ``doi`` and ``journal_doi`` both map to the title."""
     mapping: dict[str, list[str]] = {}
+    from pytest_citebench import jsonl
+
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                title = str(record.get("title") or "")
-                for key in ("doi", "journal_doi"):
-                    doi = normalize_doi(str(record.get(key) or ""))
-                    if doi and title:
-                        titles = mapping.setdefault(doi, [])
-                        if title not in titles:
-                            titles.append(title)
+        for _, record in jsonl.iter_objects(Path(path)):
+            title = str(record.get("title") or "")
+            for key in ("doi", "journal_doi"):
+                doi = normalize_doi(str(record.get(key) or ""))
+                if doi and title:
+                    titles = mapping.setdefault(doi, [])
+                    if title not in titles:
+                        titles.append(title)
     return mapping
 
 

@@ -509,6 +509,52 @@ def calibration_settings() -> dict[str, Any]:
     }
 
 
+GUARD_ENV = (
+    "CITEBENCH_GUARD_ALPHAS",
+    "CITEBENCH_GUARD_ALPHA",
+    "CITEBENCH_GUARD_N_CAL",
+    "CITEBENCH_GUARD_TRIALS",
+    "CITEBENCH_GUARD_VERIFIER",
+    "CITEBENCH_GUARD_TAU",
+)
+
+
+def environment_problems() -> list[str]:
+    """Every problem with the ``CITEBENCH_GUARD_*`` variables, checked once at start.
+
+    Why here and not only where they are read: they are read per item, so one bad value used to
+    come back as a provider error on every guard item (and a misspelt name was ignored).
+    """
+    problems = [
+        f"{name} is not a citebench setting; known: {', '.join(GUARD_ENV)}"
+        for name in sorted(os.environ)
+        if name.startswith("CITEBENCH_GUARD_") and name not in GUARD_ENV
+    ]
+    checks: list[Callable[[], Any]] = [calibration_settings, _env_guard_config]
+    for check in checks:
+        try:
+            check()
+        except ResponseError as exc:
+            problems.append(str(exc))
+    for name in ("CITEBENCH_GUARD_N_CAL", "CITEBENCH_GUARD_TRIALS"):
+        try:
+            value = _env_int(name, None)
+        except ResponseError:
+            continue  # reported above
+        if value is not None and value < 1:
+            problems.append(f"{name}={value}: must be at least 1")
+    verifier = os.environ.get("CITEBENCH_GUARD_VERIFIER", "").strip()
+    if verifier:
+        from pytest_citebench.guard.verifiers import available_verifiers
+
+        if verifier not in available_verifiers():
+            problems.append(
+                f"CITEBENCH_GUARD_VERIFIER={verifier!r}: unknown verifier; available: "
+                f"{', '.join(available_verifiers())}"
+            )
+    return problems
+
+
 def _split_scores(records: Sequence[Mapping[str, Any]]) -> tuple[list[float], list[float]]:
     unsupported = [float(r["metrics"]["score"]) for r in records if not r["metrics"]["label"]]
     supported = [float(r["metrics"]["score"]) for r in records if r["metrics"]["label"]]
@@ -635,15 +681,9 @@ def guard_config(item: Item) -> tuple[str, float, float | None]:
     record), or from ``CITEBENCH_GUARD_VERIFIER`` + ``CITEBENCH_GUARD_TAU``, which must be set
     together: a tau is only meaningful on the scale of the verifier it was calibrated for.
     """
-    env_verifier = os.environ.get("CITEBENCH_GUARD_VERIFIER", "").strip()
-    env_tau = os.environ.get("CITEBENCH_GUARD_TAU", "").strip()
-    if bool(env_verifier) != bool(env_tau):
-        raise ResponseError(
-            "set CITEBENCH_GUARD_VERIFIER and CITEBENCH_GUARD_TAU together: tau is calibrated "
-            "on one verifier's score scale"
-        )
-    if env_verifier:
-        return env_verifier, _env_float("CITEBENCH_GUARD_TAU", math.nan), None
+    env = _env_guard_config()
+    if env is not None:
+        return env
     tau = item.fields.get("tau")
     if isinstance(tau, bool) or not isinstance(tau, int | float):
         raise ResponseError(
@@ -655,6 +695,19 @@ def guard_config(item: Item) -> tuple[str, float, float | None]:
         float(tau),
         float(alpha) if isinstance(alpha, int | float) else None,
     )
+
+
+def _env_guard_config() -> tuple[str, float, None] | None:
+    env_verifier = os.environ.get("CITEBENCH_GUARD_VERIFIER", "").strip()
+    env_tau = os.environ.get("CITEBENCH_GUARD_TAU", "").strip()
+    if bool(env_verifier) != bool(env_tau):
+        raise ResponseError(
+            "set CITEBENCH_GUARD_VERIFIER and CITEBENCH_GUARD_TAU together: tau is calibrated "
+            "on one verifier's score scale"
+        )
+    if env_verifier:
+        return env_verifier, _env_float("CITEBENCH_GUARD_TAU", math.nan), None
+    return None
 
 
 class Guard:

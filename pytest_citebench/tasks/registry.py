@@ -4,6 +4,7 @@ all on first use is cheap, and a suite manifest can be validated against the ful
 from __future__ import annotations
 
 import importlib
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -18,6 +19,9 @@ _TASKS: dict[str, Task] = {}
 _loaded = False
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
 def _same_definition(a: Task, b: Task) -> bool:
     """The same class re-imported: pytester's in-process runs drop modules imported during a run
     from ``sys.modules`` but keep this registry, so the next run re-executes the task module."""
@@ -25,6 +29,9 @@ def _same_definition(a: Task, b: Task) -> bool:
 
 
 def register(task: Task) -> Task:
+    # Task names end up in test ids, gate specs, cassette paths and report rows: plain only.
+    if not _NAME.fullmatch(task.name):
+        raise ValueError(f"task name {task.name!r}: use 1-64 letters, digits, '.', '-' or '_'")
     existing = _TASKS.get(task.name)
     if existing is not None and existing is not task and not _same_definition(existing, task):
         raise ValueError(f"task {task.name!r} is registered twice")

@@ -1,0 +1,189 @@
+"""Every JSON-lines file citebench reads or writes (suite items and corpora, results, baselines,
+registries, shard files) goes through here, on top of the ``jsonlines`` package.
+
+Why one module: five hand-written readers used to split lines five ways, and the ones using
+``str.splitlines()`` broke a record in two wherever a model answer held U+2028, U+0085 or a form
+feed (``json.dumps(ensure_ascii=False)`` writes those as they are). Here a file is opened in
+binary and split at ``b"\\n"`` only, so a line number is the number of ``\\n`` before it plus one,
+the same number an editor shows; errors name ``file:line``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, cast
+
+import jsonlines
+
+
+class JsonlError(ValueError):
+    """A line that is not what the file promises; ``str()`` is ``file:line: problem``."""
+
+    def __init__(self, path: Path | str, line: int | None, problem: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line is not None else str(self.path)
+        super().__init__(f"{where}: {problem}")
+
+
+def dumps(record: Any, *, sort_keys: bool = True) -> str:
+    """One line of JSON, without its newline: keys sorted (unless a suite file keeps the order
+    its author wrote), non-ASCII kept (readable diffs)."""
+    return json.dumps(record, ensure_ascii=False, sort_keys=sort_keys)
+
+
+def _value_problem(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at column {exc.colno}"
+    return " ".join(str(exc).split())[:200]  # e.g. an integer longer than Python converts
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    if path.suffix == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
+
+
+def iter_values(path: Path | str, *, torn_tail_ok: bool = False) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for every non-blank line of ``path`` (``.gz`` is decompressed).
+
+    ``torn_tail_ok``: a malformed *last* line is dropped instead of raised; a results file whose
+    writer was killed mid-line ends that way, and every finished record before it still counts.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise JsonlError(path, None, "file not found")
+    with _open_binary(path) as handle:
+        lines = _Lines(handle)
+        reader = jsonlines.Reader(lines, loads=json.loads)
+        while True:
+            try:
+                value = reader.read(skip_empty=True, allow_none=True)
+            except EOFError:
+                return
+            except jsonlines.InvalidLineError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, UnicodeDecodeError):
+                    problem = f"not UTF-8 ({cause.reason} at byte {cause.start} of the line)"
+                    problem += "; save it as UTF-8"
+                else:
+                    problem = f"malformed JSON ({_value_problem(cause or exc)})"
+                if torn_tail_ok and all(not rest.strip() for rest in lines):
+                    return
+                raise JsonlError(path, exc.lineno, problem) from None
+            except RecursionError:
+                raise JsonlError(path, lines.number, "malformed JSON (nested too deeply)") from None
+            yield lines.number, value
+
+
+class _Lines:
+    """The file's lines (split at b"\\n" only, as binary files are), counted as they are read."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self._handle = handle
+        self.number = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        line = next(self._handle)
+        self.number += 1
+        return line
+
+
+def iter_objects(
+    path: Path | str, *, torn_tail_ok: bool = False
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Like ``iter_values`` but every line must be a JSON object."""
+    for number, value in iter_values(path, torn_tail_ok=torn_tail_ok):
+        if not isinstance(value, dict):
+            raise JsonlError(path, number, f"expected a JSON object, got {_kind(value)}")
+        yield number, value
+
+
+def read_objects(path: Path | str, *, torn_tail_ok: bool = False) -> list[dict[str, Any]]:
+    return [obj for _, obj in iter_objects(path, torn_tail_ok=torn_tail_ok)]
+
+
+def _kind(value: Any) -> str:
+    return {
+        str: "string",
+        int: "integer",
+        bool: "boolean",
+        float: "number",
+        list: "list",
+        dict: "object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def _writer(handle: IO[str], *, flush: bool = False, sort_keys: bool = True) -> jsonlines.Writer:
+    return jsonlines.Writer(handle, dumps=lambda r: dumps(r, sort_keys=sort_keys), flush=flush)
+
+
+def write(
+    path: Path | str,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    atomic: bool = True,
+    sort_keys: bool = True,
+) -> int:
+    """Write ``records`` one per line; atomic (temp file + rename) unless told otherwise, so a
+    killed job never leaves half a baseline. Returns the number of lines written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not atomic:
+        with path.open("w", encoding="utf-8", newline="\n") as handle:
+            return _write_all(handle, records, sort_keys)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            count = _write_all(handle, records, sort_keys)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _write_all(handle: IO[str], records: Iterable[Mapping[str, Any]], sort_keys: bool) -> int:
+    writer = _writer(handle, sort_keys=sort_keys)
+    count = 0
+    for record in records:
+        writer.write(record)
+        count += 1
+    return count
+
+
+class Appender:
+    """One JSON line per ``write``, flushed at once and thread-safe: an interrupted run keeps
+    every record that finished."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._handle: IO[str] | None = self.path.open("w", encoding="utf-8", newline="\n")
+        self._writer: jsonlines.Writer | None = _writer(self._handle, flush=True)
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        with self._lock:
+            if self._writer is not None:
+                self._writer.write(record)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+                self._writer = None
