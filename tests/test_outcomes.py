@@ -568,3 +568,40 @@ def test_a_self_citation_inside_an_echoed_prompt_is_not_correct() -> None:
     )
     assert judge(INDIRECT, echo, citing_title=title, cited_title=title).outcome == "unanswered"
     assert judge(INDIRECT, title, citing_title=title, cited_title=title).outcome == "correct"
+
+
+# Real answers of Gemma 3 270M (the committed cassettes), where a first scorer took a fragment of
+# rambling for a title and called it hallucinated. None of them names a paper.
+GEMMA_RAMBLES = [
+    "\n, use a more general approach to detect objects in video.\n\n, the use of a multi-layer",
+    "\nin the privacy of personal data, to a practical application in the field of security.",
+    "\n•LTM+   [/INST]\n•LTM-   [/INST]\n\nThe third type of baselines consists of three",
+    "\nsis. However, the choice of a non-dimen-sionality reduction\ntechnique is not always",
+    "\n\n. The use of a laser to generate a tactile sensation in the skin\ninduce a tactile",
+    "\nWe then use the road user proposal generator model to generate a set of road user.",
+    "\nFigure 4: Action annotation from Kinetics dataset. The action is a human-action pair",
+    "\n6.2.1 Newsroom Dataset (https://summari.es/)\n\n7.3.4 CNN-DailyMail Dataset",
+    "\n•EWalk2 : This dataset contains gaits extracted from 108RGB videos\nusing state-of-the-art",
+    "\nDVS   [/INST]\n\n50% of the time, the player is in a DVS.\n10% of the time",
+]
+
+
+@pytest.mark.parametrize("raw", GEMMA_RAMBLES)
+def test_a_base_model_rambling_names_no_title(raw: str) -> None:
+    score = judge(INDIRECT, raw)
+    assert score.outcome == "unanswered", score.reason
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Proximal Policy Optimization Algorithms",
+        "\n\nE. Sussillo, L. F. Abbott,\nGenerating coherent patterns of activity from chaotic "
+        "neural networks. Neuron, 2009.",
+        '. "Asynchronous Methods for Deep Reinforcement Learning"',
+        "word2vec Parameter Learning Explained",
+    ],
+)
+def test_a_named_wrong_title_stays_hallucinated(raw: str) -> None:
+    score = judge(INDIRECT, raw)
+    assert score.outcome == "hallucinated", score.reason

@@ -132,7 +132,9 @@ def test_compare_does_not_pair_records_of_different_scorer_versions() -> None:
     result = compare([_item("correct", SCORER_VERSION)], [_item("hallucinated", None)])
     (group,) = result.groups
     assert not group.deltas
-    assert "scorer version changed (1 -> 2)" in group.note and "rescore" in group.note
+    assert (
+        f"scorer version changed (1 -> {SCORER_VERSION})" in group.note and "rescore" in group.note
+    )
     same = compare([_item("correct", SCORER_VERSION)], [_item("correct", SCORER_VERSION)])
     assert same.groups[0].deltas and not same.groups[0].note
 

@@ -67,7 +67,8 @@ _PROSE_VERB = re.compile(
     r"seems?|appears?|cites?|citing|refers?|mentions?|describes?|proposes?|presents?|discusses?|"
     r"likely|introduced|published|written|provides?|shows?|focuses|explores?|am|know|think|not|"
     r"cannot|can't|don't|unable|determine|identify|find|sure|need|please|studied|proposed|followed|"
-    r"talks|discuss(?:es|ed)?|suggests?|suggested|mentioned|referring|used|gives?|given)\b"
+    r"talks|discuss(?:es|ed)?|suggests?|suggested|mentioned|referring|used|gives?|given|"
+    r"contains?|consists?|uses|implemented|trained)\b"
 )
 _YEAR = r"(?:19|20)\d{2}[a-z]?"
 _PAREN_TAIL = re.compile(
@@ -260,6 +261,41 @@ def looks_like_prose(text: str) -> bool:
     stripped = text.strip(" \"'*_.,;:")
     starts = _PROSE_START.match(stripped) is not None or stripped[:1].islower()
     return starts and _PROSE_VERB.search(text) is not None
+
+
+_CAPTION = re.compile(
+    r"(?i)^(?:figure|fig\.|table|section|algorithm|eq\.|equation)\s*\d|^\d+(?:\.\d+)+\s"
+)
+_CONTINUES = re.compile(r"^\s*[.,;)\]]+[ \t]*[A-Za-z]")
+_FIRST_PERSON = re.compile(r"^(?:we|i|our|us)\b", re.IGNORECASE)
+
+
+def not_a_title(text: str, raw: str = "") -> str | None:
+    """Why an unquoted span of free text names no paper, or None when it could be a title.
+
+    Base models continue the prompt instead of answering it: ", a model for the prediction of
+    ...", "and neural networks.", "sis. However, ...", "Figure 4: Action annotation ...". Taking
+    such a fragment for a title made "hallucinated" mean "rambled". A title has at least two
+    words, starts as a title starts (not with a lower-case function word continuing a sentence,
+    not with "We"), is not a caption or section heading, and does not open with the punctuation
+    that continues the prompt's last sentence.
+    """
+    words = text.split()
+    if len(words) < 2:
+        return "a single word names no paper"
+    first = words[0].strip("\"'`*_([")
+    if first[:1].islower() and not any(c.isupper() or c.isdigit() for c in first[1:]):
+        return "continues a sentence, names no paper"
+    if _FIRST_PERSON.match(first):
+        return "a sentence, not a title"
+    if _CAPTION.match(text):
+        return "a caption or section heading, not a title"
+    if raw and _CONTINUES.match(raw.lstrip("\n")) and not quoted_spans(raw):
+        return "continues the prompt's sentence, names no paper"
+    head, colon, rest = text.partition(":")
+    if colon and len(head.split()) <= 3 and looks_like_prose(rest.strip()):
+        return "a heading and a sentence, not a title"
+    return None
 
 
 # --------------------------------------------------------------------------- titles

@@ -36,6 +36,8 @@ from pytest_citebench.tasks.parsing import (
     is_non_answer,
     is_placeholder,
     looks_like_prose,
+    not_a_title,
+    quoted_spans,
     title_candidates,
 )
 
@@ -393,6 +395,10 @@ def _judge_indirect(
         return Judgement("unanswered", f"echoes the prompt: {_short(title)}", "")
     if looks_like_prose(title) or not has_letters(normalize(title)):
         return Judgement("unanswered", f"a sentence, not a title: {_short(title)}", "")
+    quoted = any(normalize(q[2]) == normalize(title) for q in quoted_spans(final_text(raw)))
+    why = None if quoted else not_a_title(title, final_text(raw))
+    if why:
+        return Judgement("unanswered", f"{why}: {_short(title)}", "")
     return Judgement("hallucinated", f"names a title that is not the gold: {_short(title)}", title)
 
 
