@@ -61,7 +61,7 @@ from pytest_citebench.doi.resolve import (
     Resolver,
 )
 from pytest_citebench.doi.titles import DEFAULT_THRESHOLD
-from pytest_citebench.errors import CitebenchError, ResponseError
+from pytest_citebench.errors import CitebenchError
 from pytest_citebench.suites import Item
 from pytest_citebench.tasks import registry
 from pytest_citebench.tasks.base import (
@@ -250,7 +250,9 @@ class Jumbled:
         raw = await generate(self.messages(item), hint=hint)
         answer = raw.strip()
         if not answer:
-            raise ResponseError("empty answer: nothing to compare with the abstract")
+            # The model replied with nothing (a small base model often stops at once): that is
+            # its answer, scored unanswered, not a provider failure.
+            return Attempt((ScoredStage(self.name, raw, "", False),))
         if declines(raw):
             return Attempt((ScoredStage(self.name, raw, answer, True),))
         details = await similarity_scores(answer, item["abstract"])
@@ -260,6 +262,8 @@ class Jumbled:
         expected = item["title"]
         if attempt.final.abstained:
             return ItemScore("abstained", expected, {}, "the model declined")
+        if not attempt.final.answer.strip():
+            return ItemScore("unanswered", expected, {}, "empty reply: nothing to compare")
         details = _details(attempt)
         metrics = {name: float(details[name]) for name in self.metrics}
         correct = metrics["cosine_minilm"] >= self.threshold
