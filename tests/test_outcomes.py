@@ -605,3 +605,25 @@ def test_a_base_model_rambling_names_no_title(raw: str) -> None:
 def test_a_named_wrong_title_stays_hallucinated(raw: str) -> None:
     score = judge(INDIRECT, raw)
     assert score.outcome == "hallucinated", score.reason
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # Real Gemma 3 270M replies to the guard prompt (three passages were given).
+        "\n\n[1] [2] [3] [4] [5] [6] [7] [8] [9] [10] [11] [12] [13] [14] [15] [16] [17] [18]",
+        "\n\n[4] [INST]Answer the question using only the numbered passages below, in two to "
+        "four sentences. End every sentence with the number of the passage that supports it in "
+        "square brackets, for example [2].",
+        "\n\n[4] The role of the ubiquitin ligase (E3) in cancer cell growth is still not fully "
+        "understood. In this study, we demonstrate that E3-mediated ubiquitylation is essential.",
+        "\n\n[1]  http://www.ncbi.nlm.nih.gov/pubmed/20864953\n\n[2] http://www.ncbi.nlm.nih.gov/",
+    ],
+)
+def test_guard_passage_entries_and_bare_markers_cite_nothing(
+    raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CITEBENCH_GUARD_VERIFIER", raising=False)
+    monkeypatch.delenv("CITEBENCH_GUARD_TAU", raising=False)
+    score = _corpus_case(*GRD, raw)
+    assert score.outcome == "unanswered", score.reason

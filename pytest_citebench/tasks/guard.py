@@ -841,6 +841,14 @@ class Guard:
         return _guard_summary(aggregates, records)
 
 
+_CHAT_TOKENS = re.compile(r"\[/?INST\]|<start_of_turn>|<end_of_turn>|<s>|</s>")
+_LEADING_LABELS = re.compile(r"^\s*(?:\[\s*\d+\s*\]\s*)+")
+
+
+def _has_words(line: str) -> bool:
+    return sum(ch.isalpha() for ch in line) >= 3
+
+
 _PROMPT_HEAD = re.compile(r"^(?:answer\s+the\s+question|question\s*:|passages\s*:)", re.I)
 
 
@@ -854,7 +862,7 @@ def own_answer(raw: str, question: str, passages: Mapping[int, str]) -> str:
     """
     from pytest_citebench.metrics.text import normalize
 
-    text = raw.strip()
+    text = _CHAT_TOKENS.sub(" ", raw).strip()
     if _PROMPT_HEAD.match(text) and re.search(r"(?im)^\s*answer\s*:", text):
         text = re.split(r"(?im)^\s*answer\s*:", text)[-1].strip()
     instructions = normalize(GUARD_PROMPT.render(question="", passages=""))
@@ -871,6 +879,12 @@ def own_answer(raw: str, question: str, passages: Mapping[int, str]) -> str:
                 continue
         body = normalize(re.sub(r"^(?:question|passages|answer)\s*:\s*", "", stripped, flags=re.I))
         if len(body.split()) >= 3 and norm_question and body in norm_question:
+            continue
+        # "[4] Some text" opening a line is a passage entry in the prompt's own format (a base
+        # model writes a fourth passage, or copies one), not a sentence citing passage 4; a line
+        # of bare markers ("[1] [2] ... [18]") cites nothing either.
+        line = _LEADING_LABELS.sub("", line)
+        if not _has_words(line):
             continue
         kept_lines.append(line)
     text = "\n".join(kept_lines)
