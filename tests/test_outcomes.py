@@ -627,3 +627,13 @@ def test_guard_passage_entries_and_bare_markers_cite_nothing(
     monkeypatch.delenv("CITEBENCH_GUARD_TAU", raising=False)
     score = _corpus_case(*GRD, raw)
     assert score.outcome == "unanswered", score.reason
+
+
+def test_a_lower_case_title_stated_alone_is_a_title_and_revisions_chain() -> None:
+    # arXiv has lower-case titles; alone, one names a paper (here the wrong one).
+    alone = judge(INDIRECT, "t-count and qubit optimized quantum circuit designs of an adder")
+    assert alone.outcome == "hallucinated", alone.reason
+    revised = judge(
+        INDIRECT, "pass\n\nActually, on second thought: Trust Region Policy Optimization"
+    )
+    assert revised.outcome == "correct", revised.reason

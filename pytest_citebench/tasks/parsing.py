@@ -170,7 +170,13 @@ def final_text(raw: str) -> str:
     for match in _REVISION.finditer(text):
         if text[match.end() :].strip():
             last = match
-    return text[last.end() :].strip() if last is not None else text
+    if last is None:
+        return text
+    rest = text[last.end() :].strip()
+    # "Actually, on second thought: X": revision markers in a row.
+    while (again := _REVISION.match(rest)) is not None and rest[again.end() :].strip():
+        rest = rest[again.end() :].strip()
+    return rest
 
 
 def is_abstention(raw: str) -> bool:
@@ -267,6 +273,46 @@ _CAPTION = re.compile(
     r"(?i)^(?:figure|fig\.|table|section|algorithm|eq\.|equation)\s*\d|^\d+(?:\.\d+)+\s"
 )
 _CONTINUES = re.compile(r"^\s*[.,;)\]]+[ \t]*[A-Za-z]")
+_FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "so",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "from",
+        "with",
+        "as",
+        "than",
+        "that",
+        "which",
+        "who",
+        "whose",
+        "the",
+        "this",
+        "these",
+        "those",
+        "its",
+        "it",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "use",
+        "using",
+        "used",
+    ]
+)
 _FIRST_PERSON = re.compile(r"^(?:we|i|our|us)\b", re.IGNORECASE)
 
 
@@ -285,7 +331,11 @@ def not_a_title(text: str, raw: str = "") -> str | None:
         return "a single word names no paper"
     first = words[0].strip("\"'`*_([")
     if first[:1].islower() and not any(c.isupper() or c.isdigit() for c in first[1:]):
-        return "continues a sentence, names no paper"
+        # A title in lower case exists ("t-count and qubit optimized ..."), stated alone; a
+        # function word, or a fragment the reply runs on from, continues a sentence.
+        runs_on = len(raw.split()) > len(words) + 3
+        if first.lower() in _FUNCTION_WORDS or runs_on:
+            return "continues a sentence, names no paper"
     if _FIRST_PERSON.match(first):
         return "a sentence, not a title"
     if _CAPTION.match(text):
