@@ -274,7 +274,7 @@ _CAPTION = re.compile(
 )
 _CONTINUES = re.compile(r"^\s*[.,;)\]]+[ \t]*[A-Za-z]")
 _FUNCTION_WORDS = frozenset(
-    [
+    (
         "a",
         "an",
         "and",
@@ -311,7 +311,8 @@ _FUNCTION_WORDS = frozenset(
         "use",
         "using",
         "used",
-    ]
+        "",
+    )
 )
 _FIRST_PERSON = re.compile(r"^(?:we|i|our|us)\b", re.IGNORECASE)
 
