@@ -273,47 +273,11 @@ _CAPTION = re.compile(
     r"(?i)^(?:figure|fig\.|table|section|algorithm|eq\.|equation)\s*\d|^\d+(?:\.\d+)+\s"
 )
 _CONTINUES = re.compile(r"^\s*[.,;)\]]+[ \t]*[A-Za-z]")
-_FUNCTION_WORDS = frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "or",
-        "but",
-        "nor",
-        "so",
-        "to",
-        "of",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "from",
-        "with",
-        "as",
-        "than",
-        "that",
-        "which",
-        "who",
-        "whose",
-        "the",
-        "this",
-        "these",
-        "those",
-        "its",
-        "it",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "use",
-        "using",
-        "used",
-        "",
-    )
+_FUNCTION_WORDS_TEXT = (
+    "a an and or but nor so to of in on at by for from with as than that which who whose the "
+    "this these those its it is are was were be use using used"
 )
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 _FIRST_PERSON = re.compile(r"^(?:we|i|our|us)\b", re.IGNORECASE)
 
 
