@@ -144,7 +144,8 @@ def test_a_failed_gate_is_named_and_errors_and_regressions_still_shown() -> None
         "gate failed: dom/a:indirect:hallucinated<=0.5 on m1 dom/a:indirect (measured 1); "
         "1 item(s) ended in an error"
     )
-    assert render_markdown(data).startswith(f"## citebench: ❌ {line}\n")
+    # Markdown escapes "<" (raw HTML is never passed through); it renders as "<=".
+    assert render_markdown(data).startswith(f"## citebench: ❌ {line.replace('<', '&lt;')}\n")
     assert f"<div class='verdict bad' id='verdict'>{escape(line)}</div>" in render_html(data)
     assert f"citebench verdict: {line}" in terminal(data).text
 
