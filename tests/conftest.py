@@ -65,3 +65,15 @@ def rag_stub_answer() -> Callable[[int], Callable[[dict], str]]:
         return answer
 
     return make
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for subprocesses a test interrupts: SIGINT and SIGTERM back to their
+    defaults and unblocked. A child inherits an ignored or blocked signal from the process that
+    forks it (here an xdist worker, whose libraries may have changed them), and Python keeps an
+    inherited SIG_IGN for SIGINT, so the test's Ctrl-C would be lost."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM])
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import default_signals
 
 from pytest_citebench.models.litellm_backend import litellm
 from pytest_citebench.runner import ItemResult
@@ -119,6 +120,7 @@ def start(cwd: Path, args: list[str]) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=default_signals,
     )
 
 

@@ -637,3 +637,19 @@ def test_a_lower_case_title_stated_alone_is_a_title_and_revisions_chain() -> Non
         INDIRECT, "pass\n\nActually, on second thought: Trust Region Policy Optimization"
     )
     assert revised.outcome == "correct", revised.reason
+
+
+def test_a_paper_of_the_suite_corpus_is_named_whatever_its_title_looks_like(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_citebench.tasks import reasons
+
+    question = "If beam search is the answer, what was the question?"
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "p1", "title": question}) + "\n")
+    # Without the corpus the question reads as prose; with it, it is a real (wrong) paper.
+    assert judge(INDIRECT, question).outcome == "unanswered"
+    monkeypatch.setitem(reasons._CORPUS_FILES, "test/suite", str(corpus))
+    assert judge(INDIRECT, question).outcome == "hallucinated"
+    assert judge(INDIRECT, "HyperNetworks").outcome == "hallucinated"  # a coined name
+    assert judge(INDIRECT, "\nDVS   [/INST]\n").outcome == "unanswered"

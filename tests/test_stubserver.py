@@ -28,6 +28,7 @@ import httpx
 import litellm
 import openai
 import pytest
+from conftest import default_signals
 
 from pytest_citebench.stubserver import CREATED, HOST, Fault, StubServer
 
@@ -419,6 +420,7 @@ def test_main_serves_until_interrupted() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signals,
     )
     try:
         assert proc.stdout is not None

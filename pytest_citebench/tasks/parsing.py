@@ -68,7 +68,7 @@ _PROSE_VERB = re.compile(
     r"likely|introduced|published|written|provides?|shows?|focuses|explores?|am|know|think|not|"
     r"cannot|can't|don't|unable|determine|identify|find|sure|need|please|studied|proposed|followed|"
     r"talks|discuss(?:es|ed)?|suggests?|suggested|mentioned|referring|used|gives?|given|"
-    r"contains?|consists?|uses|implemented|trained)\b"
+    r"contains?|consists?|uses|implemented)\b"
 )
 _YEAR = r"(?:19|20)\d{2}[a-z]?"
 _PAREN_TAIL = re.compile(
@@ -278,6 +278,8 @@ _FUNCTION_WORDS_TEXT = (
     "this these those its it is are was were be use using used"
 )
 _FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+_NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]+)+[A-Za-z0-9]*|[A-Z][a-z]{5,}")
+_DESCRIBES = re.compile(r"(?:this|these|it|we|they|here)\s+\w+\s+\w+", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"^(?:we|i|our|us)\b", re.IGNORECASE)
 
 
@@ -292,7 +294,8 @@ def not_a_title(text: str, raw: str = "") -> str | None:
     that continues the prompt's last sentence.
     """
     words = text.split()
-    if len(words) < 2:
+    if len(words) < 2 and not _NAME_WORD.fullmatch(text.strip()):
+        # "DVS", "LTM+", "sis"; a coined name in mixed case ("HyperNetworks") may be a title.
         return "a single word names no paper"
     first = words[0].strip("\"'`*_([")
     if first[:1].islower() and not any(c.isupper() or c.isdigit() for c in first[1:]):
@@ -308,8 +311,8 @@ def not_a_title(text: str, raw: str = "") -> str | None:
     if raw and _CONTINUES.match(raw.lstrip("\n")) and not quoted_spans(raw):
         return "continues the prompt's sentence, names no paper"
     head, colon, rest = text.partition(":")
-    if colon and len(head.split()) <= 3 and looks_like_prose(rest.strip()):
-        return "a heading and a sentence, not a title"
+    if colon and len(head.split()) <= 3 and _DESCRIBES.match(rest.strip()):
+        return "a heading and a sentence, not a title"  # "EWalk2 : This dataset contains ..."
     return None
 
 

@@ -7,6 +7,7 @@ follow the paper and its public code word for word where they can, so numbers st
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -221,6 +222,7 @@ class _Reasons:
         return _judge_indirect(item, stage.raw, sources, instructions)
 
     def hint(self, item: Item, corpus: str | None, **extra: str) -> Hint:
+        remember_corpus(item.suite, corpus)
         query = item["cited_title"] if self.kind == "direct" else item["sentence"]
         return Hint(self.kind, query, item.suite, corpus, extra)
 
@@ -230,6 +232,7 @@ class _Reasons:
 
     def restage(self, item: Item, attempt: Attempt, corpus: str | None) -> Attempt:
         """Every recorded stage parsed again from its raw text (``rescore``)."""
+        remember_corpus(item.suite, corpus)
         return Attempt(tuple(self.parse(s.name, s.raw) for s in attempt.stages))
 
     def score(self, item: Item, attempt: Attempt) -> ItemScore:
@@ -371,6 +374,35 @@ def _judge_direct(
     )
 
 
+_CORPUS_FILES: dict[str, str] = {}
+
+
+def remember_corpus(suite: str, corpus: str | None) -> None:
+    """The suite's corpus file, noted when an item is solved or restaged (score has only the
+    item), so the judge can tell a real paper's title from prose."""
+    if corpus:
+        _CORPUS_FILES[suite] = corpus
+
+
+@functools.lru_cache(maxsize=64)
+def _titles_of(path: str) -> frozenset[str]:
+    from pytest_citebench.jsonl import read_objects
+
+    titles = set()
+    for record in read_objects(path):
+        if isinstance(record.get("title"), str):
+            titles.add(normalize(record["title"]))
+    return frozenset(titles)
+
+
+def corpus_titles(suite: str) -> frozenset[str]:
+    path = _CORPUS_FILES.get(suite)
+    try:
+        return _titles_of(path) if path else frozenset()
+    except (OSError, ValueError):
+        return frozenset()  # the corpus is checked when the suite loads; here it only helps
+
+
 def _judge_indirect(
     item: Item, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
@@ -393,6 +425,10 @@ def _judge_indirect(
         return Judgement("unanswered", f"template placeholder: {_short(title)}", "")
     if _echoes(title, sources, instructions):
         return Judgement("unanswered", f"echoes the prompt: {_short(title)}", "")
+    if normalize(title) in corpus_titles(item.suite):
+        # A paper of the suite's own corpus is a real paper, whatever its title looks like
+        # ("If beam search is the answer, what was the question?", "HyperNetworks").
+        return Judgement("hallucinated", f"names another paper: {_short(title)}", title)
     if looks_like_prose(title) or not has_letters(normalize(title)):
         return Judgement("unanswered", f"a sentence, not a title: {_short(title)}", "")
     quoted = any(normalize(q[2]) == normalize(title) for q in quoted_spans(final_text(raw)))
