@@ -583,6 +583,8 @@ GEMMA_RAMBLES = [
     "\n6.2.1 Newsroom Dataset (https://summari.es/)\n\n7.3.4 CNN-DailyMail Dataset",
     "\n•EWalk2 : This dataset contains gaits extracted from 108RGB videos\nusing state-of-the-art",
     "\nDVS   [/INST]\n\n50% of the time, the player is in a DVS.\n10% of the time",
+    "\n\n2)Activity Classification :The classification of the user activity\nbased on the type "
+    "of device used to authenticate.\n\n3)Tracking : The tracking system is a key element.",
 ]
 
 

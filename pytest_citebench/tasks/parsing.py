@@ -311,7 +311,8 @@ def not_a_title(text: str, raw: str = "") -> str | None:
     if raw and _CONTINUES.match(raw.lstrip("\n")) and not quoted_spans(raw):
         return "continues the prompt's sentence, names no paper"
     head, colon, rest = text.partition(":")
-    if colon and len(head.split()) <= 3 and _DESCRIBES.match(rest.strip()):
+    spaced = head.endswith((" ", "\t")) and len(rest.split()) >= 6  # "Tracking : The system ..."
+    if colon and len(head.split()) <= 3 and (spaced or _DESCRIBES.match(rest.strip())):
         return "a heading and a sentence, not a title"  # "EWalk2 : This dataset contains ..."
     return None
 
