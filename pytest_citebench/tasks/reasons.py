@@ -428,7 +428,11 @@ def _judge_indirect(
     if normalize(title) in corpus_titles(item.suite):
         # A paper of the suite's own corpus is a real paper, whatever its title looks like
         # ("If beam search is the answer, what was the question?", "HyperNetworks").
-        return Judgement("hallucinated", f"names another paper: {_short(title)}", title)
+        return Judgement(
+            "hallucinated",
+            f"names a title that is not the gold (a corpus paper): {_short(title)}",
+            title,
+        )
     if looks_like_prose(title) or not has_letters(normalize(title)):
         return Judgement("unanswered", f"a sentence, not a title: {_short(title)}", "")
     quoted = any(normalize(q[2]) == normalize(title) for q in quoted_spans(final_text(raw)))
