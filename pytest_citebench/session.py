@@ -97,12 +97,15 @@ class Options:
             return default if value is None else value
 
         extra = []
-        for pair in opt("citebench_param", "params", []) or []:
-            if isinstance(pair, str):
-                if "=" not in pair:
-                    raise pytest.UsageError(f"--citebench-param {pair!r}: expected KEY=VALUE")
-                key, value = pair.split("=", 1)
-                extra.append((key.strip(), _parse_value(value.strip())))
+        # The command line's KEY=VALUE pairs; [tool.citebench] params is a table, added below
+        # (iterating it as pairs read its keys as malformed options).
+        for pair in config.getoption("citebench_param") or []:
+            if "=" not in pair:
+                raise pytest.UsageError(f"--citebench-param {pair!r}: expected KEY=VALUE")
+            key, value = pair.split("=", 1)
+            extra.append((key.strip(), _parse_value(value.strip())))
+        if table.get("params") is not None and not isinstance(table.get("params"), dict):
+            raise pytest.UsageError("[tool.citebench] params must be a table of litellm arguments")
         if isinstance(table.get("params"), dict):
             extra = list(table["params"].items()) + extra
         params = SamplingParams(

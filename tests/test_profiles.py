@@ -256,3 +256,24 @@ needs_key = false
     assert result.ret == 0
     warnings = [x for x in result.stdout.lines if "is over half the timeout" in x]
     assert len(warnings) == 1 and warnings[0].startswith("WARNING slow: p95 item duration")
+
+
+def test_pyproject_params_table_reaches_the_request(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000000000")
+    with StubServer(lambda r: "pass") as server:
+        _pyproject(pytester, "[tool.citebench]\nparams = {seed = 11}\n")
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "openai/x",
+            "--citebench-api-base",
+            server.url,
+            "--citebench-record",
+            "once",
+            "-p",
+            "no:cacheprovider",
+        )
+        assert result.ret == 0, result.stdout.str() + result.stderr.str()
+        assert {r["json"]["seed"] for r in server.requests} == {11}
