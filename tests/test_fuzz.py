@@ -174,7 +174,7 @@ def first_problem(content: bytes) -> tuple[bool, int | None]:
     seen: set[str] = set()
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
-        if not line.strip():
+        if not line.encode("utf-8").strip():  # blank = ASCII whitespace only ("\x1c" is not)
             continue
         try:
             obj = json.loads(line)
