@@ -343,6 +343,36 @@ class CassetteSerializer:
         return yaml.dump({**data, "recorded_with": client_versions()}, Dumper=NoAliases)
 
 
+class CassettePersister:
+    """vcrpy's filesystem persister, reading a cassette once and at most its size cap.
+
+    Why: checking the size and the encoding before vcrpy read the file again cost a stat, a
+    second read and a decode per item, about a tenth of an item's replay."""
+
+    @staticmethod
+    def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
+        from vcr.persisters.filesystem import CassetteNotFoundError
+        from vcr.serialize import deserialize
+
+        try:
+            with open(cassette_path, "rb") as handle:
+                raw = handle.read(MAX_CASSETTE_BYTES + 1)
+        except FileNotFoundError:
+            raise CassetteNotFoundError() from None
+        if len(raw) > MAX_CASSETTE_BYTES:
+            raise ValueError(f"larger than {MAX_CASSETTE_BYTES} bytes; refused")
+        text = raw.decode("utf-8")  # a UnicodeDecodeError names the byte
+        if not text.strip():
+            raise CassetteNotFoundError()  # as vcrpy: an empty file is recorded again
+        return deserialize(text, serializer)
+
+    @staticmethod
+    def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
+        from vcr.persisters.filesystem import FilesystemPersister
+
+        FilesystemPersister.save_cassette(cassette_path, cassette_dict, serializer=serializer)
+
+
 def _raw_interaction_problem(interaction: Any) -> str | None:
     """``_interaction_problem`` on the YAML as read, before vcrpy builds its objects; a recorded
     failure is refused here, where it is still visible (vcrpy's load would drop it)."""
@@ -644,6 +674,7 @@ class Recorder:
             for key in ("path_transformer", "func_path_generator", "record_on_exception"):
                 config.pop(key, None)
             config["serializer"] = CassetteSerializer
+            config["persister"] = CassettePersister
             self._config = config
         return self._config
 
@@ -682,17 +713,12 @@ class Recorder:
                 f"    {record_command} --citebench-record once"
             )
 
-        if path.is_file():
-            try:
-                if path.stat().st_size > MAX_CASSETTE_BYTES:
-                    raise broken(f"larger than {MAX_CASSETTE_BYTES} bytes; refused")
-                path.read_bytes().decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise broken(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
-            except OSError as exc:
-                raise broken(str(exc)) from None
         try:
             cassette = Cassette.load(path=str(path), **self._cassette_config())
+        except UnicodeDecodeError as exc:
+            raise broken(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        except OSError as exc:
+            raise broken(str(exc)) from None
         except Exception as exc:  # malformed YAML, a refused tag, a wrong shape: all the same
             what = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"
             raise broken(what) from None

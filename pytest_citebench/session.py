@@ -8,6 +8,7 @@ aggregates them and checks gates.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import functools
 import gc
 import json
@@ -238,6 +239,35 @@ def _tool_table(root: Path) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
+def worker_slot(config: pytest.Config) -> tuple[int, int] | None:
+    """(index, count) of this xdist worker; None in the controller or without xdist."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return None
+    count = int(workerinput.get("workercount", 1))
+    workerid = str(workerinput.get("workerid", "gw0"))
+    index = int(workerid[2:]) if workerid[2:].isdigit() else 0
+    return index, max(1, count)
+
+
+def share(total: int, index: int, count: int) -> int:
+    """This worker's part of a run-wide budget of ``total`` slots: the parts add up to
+    ``total`` exactly, so ``-n 2`` never doubles what a provider sees in flight."""
+    return total // count + (1 if index < total % count else 0)
+
+
+def xdist_workers(config: pytest.Config) -> int:
+    """Workers this (controller) run will start: 0 without xdist or with ``-n 0``."""
+    if getattr(config, "workerinput", None) is not None:
+        return 0
+    try:
+        count = config.getoption("numprocesses")
+        dist = config.getoption("dist")
+    except ValueError:  # xdist not installed
+        return 0
+    return count if isinstance(count, int) and dist != "no" else 0
+
+
 def _xdist_queue(config: pytest.Config) -> Any:
     """The worker's queue of test indices (xdist internals; None if not there)."""
     for plugin in config.pluginmanager.get_plugins():
@@ -251,6 +281,8 @@ class CitebenchSession:
         self.config = config
         self.options = Options.from_config(config)
         self.is_worker = hasattr(config, "workerinput")
+        if not self.is_worker:
+            self._check_workers()
         self.models = self._build_models()
         self.gates: list[Gate] = [
             parse_gate(g, source="--citebench-gate") for g in self.options.gates
@@ -284,6 +316,29 @@ class CitebenchSession:
         self.baseline_records: list[dict[str, Any]] = self._load_baseline()
         self.comparison: Comparison | None = None
         self.written_reports: list[tuple[str, Path]] = []
+
+    def _check_workers(self) -> None:
+        """Budgets are split between xdist workers (``share``): each needs a slot of the run's
+        concurrency and of every model's own. A one-slot local server cannot be shared by two
+        workers without two requests in flight, so that is a usage error, not a silent doubling."""
+        workers = xdist_workers(self.config)
+        if workers < 2 or self.options.record == "none":
+            return  # a replay reaches no server: nothing to protect
+        if self.options.concurrency < workers:
+            raise pytest.UsageError(
+                f"-n {workers} with --citebench-concurrency {self.options.concurrency}: the "
+                "concurrency is split between the workers, so it must be at least the number of "
+                f"workers; raise it or use -n {self.options.concurrency}"
+            )
+        for name in self.options.models:
+            profile = self.options.profiles.get(name)
+            limit = getattr(profile, "concurrency", None)
+            if limit is not None and limit < workers:
+                raise pytest.UsageError(
+                    f"-n {workers} with --citebench-model {name}, whose profile serves "
+                    f"{limit} request(s) at a time: its concurrency is split between the "
+                    f"workers, so use -n {limit} or fewer (-n 0 runs it in one process)"
+                )
 
     def _check_gates_at_start(self) -> None:
         """Controller, before any model call: every gate must name a suite and task that exist
@@ -412,9 +467,26 @@ class CitebenchSession:
     def _build_models(self) -> list[Model]:
         from pytest_citebench.models import Budget
 
-        self.budget = Budget(self.options.max_cost)
+        slot = worker_slot(self.config)
+        max_cost = self.options.max_cost
+        if slot is not None:
+            # One run-wide budget, split between the workers like the concurrency.
+            index, count = slot
+            self.options = dataclasses.replace(
+                self.options, concurrency=max(1, share(self.options.concurrency, index, count))
+            )
+            if max_cost is not None:
+                max_cost = max_cost / count
+        self.budget = Budget(max_cost)
         models: list[Model] = []
         plain = [self._model(name) for name in self.options.models]
+        if slot is not None:
+            plain = [
+                dataclasses.replace(m, concurrency=max(1, share(m.concurrency, *slot)))
+                if m.concurrency is not None
+                else m
+                for m in plain
+            ]
         self._check_keys(plain)
         for model in plain:
             for rag in self.options.rag or ["none"]:

@@ -206,6 +206,8 @@ class StubServer:
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._calls = 0
+        self._in_flight = 0
+        self._peak_in_flight = 0
         self._port: int | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -243,11 +245,19 @@ class StubServer:
         with self._lock:
             return self._calls
 
+    @property
+    def peak_in_flight(self) -> int:
+        """The most chat-completions requests this server was answering at once: what a
+        provider's rate limiter would see (a client's concurrency, summed over its processes)."""
+        with self._lock:
+            return self._peak_in_flight
+
     def reset(self) -> None:
         """Forget recorded requests and restart call counting (and so the fault script)."""
         with self._lock:
             self._requests.clear()
             self._calls = 0
+            self._peak_in_flight = self._in_flight
 
     def start(self) -> StubServer:
         """Bind and serve in a daemon thread; returns ``self`` once the port is listening."""
@@ -496,7 +506,14 @@ class StubServer:
         except Exception as exc:  # a buggy fault script should fail loudly, not hang the client
             err = _error_body(500, f"stub fault script failed: {exc!r}")
             return await self._send(writer, 500, err, keep_alive=keep)
-        return await self._chat(request, payload, fault, writer, keep)
+        with self._lock:
+            self._in_flight += 1
+            self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
+        try:
+            return await self._chat(request, payload, fault, writer, keep)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
 
     def _fault_for(self, index: int, payload: dict[str, Any]) -> Fault | None:
         script = self.faults

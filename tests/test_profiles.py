@@ -277,3 +277,71 @@ def test_pyproject_params_table_reaches_the_request(
         )
         assert result.ret == 0, result.stdout.str() + result.stderr.str()
         assert {r["json"]["seed"] for r in server.requests} == {11}
+
+
+# -- the run's budgets are run-wide under xdist -------------------------------------------------
+
+
+def test_share_splits_a_budget_into_parts_that_add_up_exactly() -> None:
+    from pytest_citebench.session import share
+
+    for total in range(1, 40):
+        for count in range(1, 9):
+            parts = [share(total, i, count) for i in range(count)]
+            assert sum(parts) == total
+            assert max(parts) - min(parts) <= 1
+
+
+def test_xdist_workers_split_the_concurrency_so_the_server_sees_the_run_budget(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    # 2 workers and --citebench-concurrency 2: one call in flight per worker, 2 at the server;
+    # each worker holding the whole budget would put 4 there (8 items, 0.3 s each).
+    pytester.makefile(".toml", pyproject="[tool.citebench]\n")
+    with StubServer(lambda _r: "pass", latency=0.3) as server:
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "openai/x",
+            "--citebench-api-base",
+            server.url,
+            "--citebench-record",
+            "once",
+            "--citebench-concurrency",
+            "2",
+            "-n",
+            "2",
+            "-p",
+            "no:cacheprovider",
+            "--citebench-param",
+            "api_key=sk-test-0000000000000000",
+        )
+        assert result.ret == 0, result.stdout.str()
+        assert server.calls == 8
+        assert server.peak_in_flight == 2
+
+
+def test_a_one_slot_profile_under_two_workers_is_a_usage_error(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    _pyproject(
+        pytester,
+        """
+[tool.citebench.models."one-slot"]
+model = "openai/x"
+api_base = "http://127.0.0.1:9/v1"
+concurrency = 1
+needs_key = false
+""",
+    )
+    result = pytester.runpytest(
+        "--citebench", "--citebench-model", "one-slot", "--citebench-record", "once",
+        "-n", "2", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*one-slot, whose profile serves 1 request(s) at a time*-n 1*"])
+    # Replaying reaches no server: the same run without recording is allowed.
+    result = pytester.runpytest(
+        "--citebench", "--citebench-model", "one-slot", "-n", "2", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert result.ret != pytest.ExitCode.USAGE_ERROR

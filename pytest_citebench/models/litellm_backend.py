@@ -82,6 +82,12 @@ class Completion:
 
 
 def _cost(lib: Any, response: Any) -> float | None:
+    # litellm prices every response as it builds it; asking again costs a cost-map search per
+    # call (a few percent of a replay), so its own figure is used when it is there.
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        value = hidden["response_cost"]
+        return float(value) if value else None
     try:
         value = lib.completion_cost(completion_response=response)
     except Exception:  # litellm raises for models missing from its cost map
