@@ -9,8 +9,8 @@ Not a test: a measurement script. It builds a 1,000-item suite (the first items 
   fresh process; nothing else (no pytest, no vcrpy, no scoring).
 * **plugin**: ``python -m pytest --citebench ... --citebench-record all`` in a subprocess (a live
   run: every item's cassette is recorded into a fresh folder).
-* **plugin -n 2**: the same with pytest-xdist, ``C/2`` calls in flight per worker so the total
-  stays at ``C``.
+* **plugin -n 2**: the same with pytest-xdist and the same ``--citebench-concurrency C``: the
+  plugin splits it between the workers, so ``C`` calls are in flight in all.
 * with ``--ladder``, the plugin's pieces without pytest (see ``_ladder_main``): ``+record``,
   ``+run_item``, ``+engine``, which split the gap between bare and plugin.
 
@@ -21,6 +21,12 @@ sides are measured the same way). Startup is reported separately: ``pytest --cit
 
     python benchmarks/bench_live.py [--items 1000] [--latency 0.2] [--concurrency 16]
         [--repeat 2] [--ladder] [--no-xdist] [--out /tmp/bench/live/results.json]
+    python benchmarks/bench_live.py --full suites/reasons/nlp --repeat 1
+
+``--full SUITE`` is the full-suite mode: every item and task of a real suite, escalations
+included (the bare loop makes exactly the plugin's calls: they are collected by running each
+task's own ``solve`` against a model that always gives the stub's answer). The table ends with
+the latency floor ``calls * latency / C`` beside the runs.
 
 Each configuration runs ``--repeat`` times, interleaved; the table reports the best run. The
 serial floor is ``N * latency`` (one call at a time, zero overhead).
@@ -230,19 +236,35 @@ def timed(cmd: list[str], stub: Stub | None = None, **kw: Any) -> tuple[Any, dic
 # ---------------------------------------------------------------------------------------- prompts
 
 
-def case_messages(suite_dir: Path, tasks: list[str] | None = None) -> list[list[dict[str, str]]]:
-    """The messages the plugin sends for every (item, task) of the suite, in collection order."""
+def case_messages(
+    suite_dir: Path, tasks: list[str] | None = None, answer: str = ANSWER
+) -> list[list[dict[str, str]]]:
+    """Every request the plugin sends for the suite's (item, task) cases when the model always
+    replies ``answer``, escalations included: each task's own ``solve`` is run against a
+    generate that records the messages and returns ``answer``, so the bare loop makes exactly
+    the plugin's calls without re-implementing any task."""
+    import asyncio
+
     from pytest_citebench.suites import load_suite
     from pytest_citebench.tasks import registry
 
     suite = load_suite(suite_dir)
-    out = []
-    for task_name in suite.manifest.tasks:
-        if tasks and task_name not in tasks:
-            continue
-        task: Any = registry.get(task_name)
-        for item in suite.items:
-            out.append([{"role": m.role, "content": m.content} for m in task.messages(item)])
+    corpus = str(suite.manifest.corpus_file) if suite.manifest.corpus_file else None
+    out: list[list[dict[str, str]]] = []
+
+    async def generate(messages: Any, *, hint: Any) -> str:
+        out.append([{"role": m.role, "content": m.content} for m in messages])
+        return answer
+
+    async def collect() -> None:
+        for task_name in suite.manifest.tasks:
+            if tasks and task_name not in tasks:
+                continue
+            task: Any = registry.get(task_name)
+            for item in suite.items:
+                await task.solve(item, generate, suite_corpus=corpus)
+
+    asyncio.run(collect())
     return out
 
 
@@ -500,6 +522,13 @@ def main(argv: list[str] | None = None) -> int:
         "the gap between bare and plugin",
     )
     parser.add_argument("--source", type=Path, default=REPO / "suites" / "reasons" / "ir")
+    parser.add_argument(
+        "--full",
+        type=Path,
+        metavar="SUITE",
+        help="full-suite mode: every item and every task of SUITE (e.g. suites/reasons/nlp), "
+        "escalations included; --items, --source and --ladder are ignored",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench/live"))
     parser.add_argument("--out", type=Path, help="write all runs as JSON here")
     args = parser.parse_args(argv)
@@ -507,9 +536,17 @@ def main(argv: list[str] | None = None) -> int:
 
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
-    suite = build_suite(work, args.items, args.source)
-    n, lat, c = args.items, args.latency, args.concurrency
-    print(f"live: {n} items, stub latency {lat}s, concurrency {c}, {os.cpu_count()} CPUs")
+    lat, c = args.latency, args.concurrency
+    if args.full:
+        suite = args.full.resolve()
+        args.ladder = False
+        n = len(case_messages(suite))  # calls, escalations included, for a model saying ANSWER
+        print(f"live, full suite {suite.name}: {n} calls (all tasks, escalations included), "
+              f"stub latency {lat}s, concurrency {c} in all, {os.cpu_count()} CPUs")  # fmt: skip
+    else:
+        suite = build_suite(work, args.items, args.source)
+        n = args.items
+        print(f"live: {n} items, stub latency {lat}s, concurrency {c}, {os.cpu_count()} CPUs")
 
     collect = min(run_collect(suite, work) for _ in range(2))
     runs: dict[str, list[dict[str, Any]]] = {"bare": []}
@@ -526,11 +563,16 @@ def main(argv: list[str] | None = None) -> int:
             runs["plugin"].append(run_plugin(stub, suite, work, c))
             print(f"  [{i + 1}] plugin      {json.dumps(runs['plugin'][-1])}", flush=True)
             if not args.no_xdist:
-                per_worker = max(1, c // 2)
-                runs["plugin -n 2"].append(run_plugin(stub, suite, work, per_worker, 2, "-n2"))
+                # The plugin splits --citebench-concurrency between the workers: C in all.
+                runs["plugin -n 2"].append(run_plugin(stub, suite, work, c, 2, "-n2"))
                 print(f"  [{i + 1}] plugin -n 2 {json.dumps(runs['plugin -n 2'][-1])}", flush=True)
 
     best = {k: min(v, key=lambda r: r["wall"]) for k, v in runs.items() if v}
+    for name, r in best.items():
+        if r.get("calls") != best["bare"].get("calls"):
+            print(
+                f"  WARNING {name}: {r.get('calls')} calls, bare made {best['bare'].get('calls')}"
+            )
     serial = n * lat
     import_s = min(r["import"] for r in runs["bare"])
     bare = best["bare"]
@@ -538,10 +580,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"startup: pytest --citebench --collect-only {collect:.2f}s; import litellm {import_s:.2f}s"
     )
-    print(f"floors: serial N*L = {serial:.0f}s; N*L/C = {serial / c:.1f}s")
+    print(f"floors: serial N*L = {serial:.0f}s; latency floor N*L/C = {serial / c:.1f}s")
     print()
     head = ("run", "wall", "pre", "window", "post", "cpu", "foreign", "wall/bare", "win/bare",
-            "vs serial")  # fmt: skip
+            "vs serial", "calls")  # fmt: skip
     print(f"{head[0]:<13}" + "".join(f"{h:>10}" for h in head[1:]))
     for name, r in best.items():
         win = r["window"] / bare["window"] if r.get("window") and bare.get("window") else None
@@ -551,7 +593,12 @@ def main(argv: list[str] | None = None) -> int:
             + fmt(r["wall"] / bare["wall"], "x")
             + fmt(win, "x")
             + fmt(serial / r["wall"], "x")
+            + f"{r.get('calls', 0):>10}"
         )
+    print(
+        f"{'floor':<13}{fmt(serial / c)}{'':>50}{fmt(serial / c / bare['wall'], 'x')}"
+        "  (N*L/C: every call's latency, C at a time, zero CPU)"
+    )
     print(
         "\nbest of each (by wall). wall = the whole process (bare: a fresh process, litellm import "
         "included); pre = launch to first request at the stub; window = first request to last "

@@ -39,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_live import (
+    ANSWER,
     API_KEY,
     MODEL,
     PARAMS,
@@ -87,25 +88,41 @@ def build_suites(root: Path, source: Path, limit: int | None) -> Path:
 
 def cases(
     suites_root: Path, cassettes: Path, tasks: list[str]
-) -> list[tuple[str, list[dict[str, str]]]]:
-    """(cassette path, messages) for every case the plugin runs, suite by suite."""
+) -> list[tuple[str, list[list[dict[str, str]]]]]:
+    """(cassette path, the messages of each call) for every case the plugin runs, suite by
+    suite. The calls are collected by running each task's own ``solve`` against a model that
+    always gives the stub's answer, so escalations (a second call in the same cassette) are
+    included exactly as the plugin makes them. ``tasks == ["all"]``: every task of each suite."""
+    import asyncio
+
     from pytest_citebench.recording import cassette_path
     from pytest_citebench.suites import discover, load_suite
     from pytest_citebench.tasks import registry
 
-    out = []
-    for manifest in discover(suites_root):
-        suite = load_suite(manifest)
-        for task_name in suite.manifest.tasks:
-            if task_name not in tasks:
-                continue
-            task: Any = registry.get(task_name)
-            for item in suite.items:
-                path = cassette_path(
-                    cassettes, MODEL, suite.name, suite.manifest.version, task_name, item.id
-                )
-                messages = [{"role": m.role, "content": m.content} for m in task.messages(item)]
-                out.append((str(path), messages))
+    out: list[tuple[str, list[list[dict[str, str]]]]] = []
+    calls: list[list[dict[str, str]]] = []
+
+    async def generate(messages: Any, *, hint: Any) -> str:
+        calls.append([{"role": m.role, "content": m.content} for m in messages])
+        return ANSWER
+
+    async def collect() -> None:
+        for manifest in discover(suites_root):
+            suite = load_suite(manifest)
+            corpus = str(suite.manifest.corpus_file) if suite.manifest.corpus_file else None
+            for task_name in suite.manifest.tasks:
+                if tasks != ["all"] and task_name not in tasks:
+                    continue
+                task: Any = registry.get(task_name)
+                for item in suite.items:
+                    path = cassette_path(
+                        cassettes, MODEL, suite.name, suite.manifest.version, task_name, item.id
+                    )
+                    calls.clear()
+                    await task.solve(item, generate, suite_corpus=corpus)
+                    out.append((str(path), list(calls)))
+
+    asyncio.run(collect())
     return out
 
 
@@ -113,6 +130,8 @@ def cases(
 
 
 def task_args(tasks: list[str]) -> list[str]:
+    if tasks == ["all"]:
+        return []
     return [arg for t in tasks for arg in ("--citebench-task", t)]
 
 
@@ -179,23 +198,37 @@ def _bare_main(
     answers: list[str] = []
     t1 = time.perf_counter()
     if mode == "sync":
-        for path, messages in todo:
+        for path, conversation in todo:
             with vcr.use_cassette(path, record_mode="none", match_on=MATCH_ON):
-                response = litellm.completion(model=MODEL, messages=messages, **kwargs)
-            answers.append(str(response.choices[0].message.content))
+                for messages in conversation:
+                    response = litellm.completion(model=MODEL, messages=messages, **kwargs)
+                    answers.append(str(response.choices[0].message.content))
     else:
         import asyncio
 
         async def run() -> None:
-            for path, messages in todo:
+            for path, conversation in todo:
                 with vcr.use_cassette(path, record_mode="none", match_on=MATCH_ON):
-                    response = await litellm.acompletion(model=MODEL, messages=messages, **kwargs)
-                answers.append(str(response.choices[0].message.content))
+                    for messages in conversation:
+                        response = await litellm.acompletion(
+                            model=MODEL, messages=messages, **kwargs
+                        )
+                        answers.append(str(response.choices[0].message.content))
 
         asyncio.run(run())
     t_loop = time.perf_counter() - t1
     ok = sum(bool(a.strip()) for a in answers)
-    print(json.dumps({"import": t_import, "loop": t_loop, "calls": len(answers), "ok": ok}))
+    print(
+        json.dumps(
+            {
+                "import": t_import,
+                "loop": t_loop,
+                "cases": len(todo),
+                "calls": len(answers),
+                "ok": ok,
+            }
+        )
+    )
     return 0
 
 
@@ -237,7 +270,7 @@ def run_plugin(
         )
     for r in errors[:3]:  # timed all the same, but say so: an error is a bug, not noise
         print(f"  ERROR in plugin -n {workers}: {r['nodeid']}: {r['error'].splitlines()[0]}")
-    return {**out, "calls": len(items), "errors": len(errors)}
+    return {**out, "cases": len(items), "errors": len(errors)}
 
 
 def run_collect(suites_root: Path, tasks: list[str]) -> float:
@@ -259,7 +292,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="first N items of each suite")
     parser.add_argument("--sample", type=int, default=500, help="cases to pick the bare flavour")
     parser.add_argument("--bare", choices=("auto", "sync", "async"), default="auto")
-    parser.add_argument("--tasks", default="direct,indirect", help="comma-separated tasks")
+    parser.add_argument(
+        "--tasks",
+        default="direct,indirect",
+        help="comma-separated tasks, or 'all' (full-suite mode: every task of each suite, "
+        "escalations included; pair with --source suites/reasons/nlp and its own --cassettes)",
+    )
     parser.add_argument("--rerecord", action="store_true")
     parser.add_argument(
         "--workers", type=int, nargs="+", default=[0, 2], help="plugin runs, as -n values"
@@ -297,10 +335,13 @@ def main(argv: list[str] | None = None) -> int:
     collect = run_collect(suites_root, tasks)
 
     bare = runs[f"bare ({flavour})"]
-    n = bare["calls"]
+    n = bare["cases"]
+    for name, r in runs.items():
+        if r.get("cases", n) != n:
+            print(f"  WARNING {name}: {r.get('cases')} cases, the bare loop replayed {n}")
     print()
-    print(f"{n} cases; startup: pytest --citebench --collect-only {collect:.2f}s, "
-          f"import litellm+vcr {bare['import']:.2f}s")  # fmt: skip
+    print(f"{n} cases ({bare['calls']} calls); startup: pytest --citebench --collect-only "
+          f"{collect:.2f}s, import litellm+vcr {bare['import']:.2f}s")  # fmt: skip
     head = ("wall", "cpu", "foreign", "ms/case", "wall/bare", "cpu/bare")
     print(f"{'run':<15}" + "".join(f"{h:>10}" for h in head) + "  errors")
     for name, r in runs.items():
@@ -311,6 +352,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"bare loop alone (no import/load): {bare['loop']:.2f}s = "
           f"{bare['loop'] / n * 1e3:.2f} ms/case")  # fmt: skip
+    # Replay waits on no network: its floor is CPU. One process can do no better than the bare
+    # loop alone; two cores at best halve it (startup not included in either).
+    print(f"floor: -n 0 {bare['loop']:.2f}s (the bare loop alone), -n 2 {bare['loop'] / 2:.2f}s "
+          f"(= {bare['loop'] / 2 / bare['wall']:.2f}x the bare wall)")  # fmt: skip
     report.update(runs=runs, collect=collect, flavour=flavour)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

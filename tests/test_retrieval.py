@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_citebench import retrieval
 from pytest_citebench.encoders import Encoder
@@ -193,3 +195,32 @@ def test_metrics_and_retrieval_share_one_loaded_encoder(dense: DenseRetriever) -
     from pytest_citebench.metrics.similarity import load_encoder
 
     assert load_encoder() is dense._encoder  # one copy of MiniLM per process, not one per user
+
+
+# -- the inverted-index BM25 is rank_bm25's BM25Okapi, bit for bit ------------------------------
+
+_WORDS = st.sampled_from(["graph", "neural", "the", "of", "attention", "bert", "x", "y", "z"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    corpus=st.lists(st.lists(_WORDS, min_size=1, max_size=12), min_size=1, max_size=25),
+    queries=st.lists(st.lists(st.one_of(_WORDS, st.just("unseen")), max_size=8), max_size=6),
+)
+def test_fast_okapi_scores_are_rank_bm25s_to_the_last_bit(
+    corpus: list[list[str]], queries: list[list[str]]
+) -> None:
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    from pytest_citebench.retrieval import FastOkapi
+
+    okapi = BM25Okapi(corpus)
+    fast = FastOkapi(okapi)
+    for query in queries:
+        expected, got = okapi.get_scores(query), fast.get_scores(query)
+        assert expected.dtype == got.dtype
+        assert (expected.view(np.int64) == got.view(np.int64)).all(), (query, expected, got)
+        # and the ranking the retriever takes from them: best first, ties in corpus order
+        order = sorted(range(len(expected)), key=lambda i: (-expected[i], i))
+        assert [int(i) for i in np.argsort(-got, kind="stable")] == order

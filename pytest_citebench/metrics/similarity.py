@@ -162,17 +162,19 @@ def similarity_many(
 ) -> list[SimilarityScores]:
     """Scores of (answer, abstract) pairs, encoding each distinct text and sentence once.
 
-    Batching matters: the encoder is several times faster on a batch than text by text, which is
-    why benchmarks call this rather than :func:`similarity` in a loop.
+    Each text is encoded alone, never padded into a batch with others: a batch's shape changes
+    the float rounding of every row in it (in the sixth decimal), so a score would depend on
+    which items happened to be scored together: on timing, and on how xdist split the run.
+    Scores must be a function of the pair alone, identical at ``-n 0`` and ``-n 2``.
     """
     if not pairs:
         return []
     enc = encoder or load_encoder()
     texts = list(dict.fromkeys(t for pair in pairs for t in pair))
-    outputs = dict(zip(texts, enc.encode(texts), strict=True))
+    outputs = {t: enc.encode([t])[0] for t in texts}
     sentences = {t: split_sentences(t) for t in texts}
     distinct = list(dict.fromkeys(s for t in texts for s in sentences[t]))
-    vectors = dict(zip(distinct, enc.embed(distinct), strict=True))
+    vectors = {s: enc.embed([s])[0] for s in distinct}
     results = []
     for answer, abstract in pairs:
         if not answer.strip() or not abstract.strip():

@@ -48,6 +48,7 @@ def _is_punctuation(ch: str) -> bool:
     return unicodedata.category(ch).startswith("P")
 
 
+@functools.lru_cache(maxsize=16384)
 def normalize(text: str) -> str:
     """Canonical form of an answer for "is this the same answer" comparisons.
 
@@ -56,6 +57,8 @@ def normalize(text: str) -> str:
     compatibility characters (full-width letters, ligatures), casefold handles case beyond ASCII,
     punctuation becomes a space (so hyphens and colons separate words instead of gluing them),
     and runs of whitespace collapse to one space with none at the ends.
+
+    Cached: the same gold titles and prompt sentences are normalized for every task of an item.
     """
     # NFKC again after casefold: casefolding can emit characters NFKC would compose, and the
     # result must be a fixed point so that normalize(normalize(x)) == normalize(x).

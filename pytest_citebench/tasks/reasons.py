@@ -324,6 +324,13 @@ ESCALATION = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def _title_pattern(title_words: tuple[str, ...]) -> re.Pattern[str]:
+    """The cited title's words with any punctuation between them; compiled once per title
+    (``re``'s own cache holds 512 patterns, fewer than a suite's titles)."""
+    return re.compile(r"[\W_]*".join(re.escape(w) for w in title_words), re.IGNORECASE)
+
+
 def _judge_direct(
     item: Item, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
@@ -336,8 +343,7 @@ def _judge_direct(
     if title_words:
         # The cited title inside the answer: names before it (a reference string), or after
         # "by" / ":" ("<title> by A, B"); the title itself names nobody.
-        pattern = r"[\W_]*".join(re.escape(w) for w in title_words)
-        found = re.search(pattern, text, re.IGNORECASE)
+        found = _title_pattern(tuple(title_words)).search(text)
         if found:
             before, after = text[: found.start()], text[found.end() :]
             after = (
