@@ -160,41 +160,40 @@ def _sentence_f1(answer_vectors: Any, abstract_vectors: Any) -> float:
 def similarity_many(
     pairs: Sequence[tuple[str, str]], *, encoder: Encoder | None = None
 ) -> list[SimilarityScores]:
-    """Scores of (answer, abstract) pairs, encoding each distinct text and sentence once.
+    """Scores of (answer, abstract) pairs.
 
-    Each text is encoded alone, never padded into a batch with others: a batch's shape changes
-    the float rounding of every row in it (in the sixth decimal), so a score would depend on
-    which items happened to be scored together: on timing, and on how xdist split the run.
-    Scores must be a function of the pair alone, identical at ``-n 0`` and ``-n 2``.
+    Each pair is encoded in batches of its own (its two texts; its sentences), never padded
+    together with another pair's: a batch's shape changes the float rounding of every row in it
+    (in the sixth decimal), so a score would depend on which items happened to be scored
+    together: on timing, and on how xdist split the run. A score is a function of its pair
+    alone, identical at ``-n 0`` and ``-n 2``; batching within the pair keeps most of the speed.
     """
     if not pairs:
         return []
     enc = encoder or load_encoder()
-    texts = list(dict.fromkeys(t for pair in pairs for t in pair))
-    outputs = {t: enc.encode([t])[0] for t in texts}
+    return [_pair_scores(answer, abstract, enc) for answer, abstract in pairs]
+
+
+def _pair_scores(answer: str, abstract: str, enc: Encoder) -> SimilarityScores:
+    if not answer.strip() or not abstract.strip():
+        return SimilarityScores(0.0, 0.0, 0.0, 0.0, 0.0)
+    texts = list(dict.fromkeys((answer, abstract)))
+    outputs = dict(zip(texts, enc.encode(texts), strict=True))
     sentences = {t: split_sentences(t) for t in texts}
     distinct = list(dict.fromkeys(s for t in texts for s in sentences[t]))
-    vectors = {s: enc.embed([s])[0] for s in distinct}
-    results = []
-    for answer, abstract in pairs:
-        if not answer.strip() or not abstract.strip():
-            results.append(SimilarityScores(0.0, 0.0, 0.0, 0.0, 0.0))
-            continue
-        a, r = outputs[answer], outputs[abstract]
-        precision, recall, f1 = greedy_match(_content_tokens(a), _content_tokens(r))
-        sts = _sentence_f1(
-            [vectors[s] for s in sentences[answer]], [vectors[s] for s in sentences[abstract]]
-        )
-        results.append(
-            SimilarityScores(
-                cosine_minilm=_cosine(a["sentence_embedding"], r["sentence_embedding"]),
-                bertscore_minilm=f1,
-                sts_minilm=sts,
-                bertscore_precision=precision,
-                bertscore_recall=recall,
-            )
-        )
-    return results
+    vectors = dict(zip(distinct, enc.embed(distinct), strict=True))
+    a, r = outputs[answer], outputs[abstract]
+    precision, recall, f1 = greedy_match(_content_tokens(a), _content_tokens(r))
+    sts = _sentence_f1(
+        [vectors[s] for s in sentences[answer]], [vectors[s] for s in sentences[abstract]]
+    )
+    return SimilarityScores(
+        cosine_minilm=_cosine(a["sentence_embedding"], r["sentence_embedding"]),
+        bertscore_minilm=f1,
+        sts_minilm=sts,
+        bertscore_precision=precision,
+        bertscore_recall=recall,
+    )
 
 
 def similarity(answer: str, abstract: str, *, encoder: Encoder | None = None) -> SimilarityScores:
