@@ -263,3 +263,37 @@ def test_summary_compares_models_side_by_side(pytester: pytest.Pytester, tiny: P
     )
     table = [line for line in result.outlines if line.startswith("tiny ")]
     assert [line.split()[2] for line in table] == ["citebench/bm25", "citebench/nosuch"] * 2
+
+
+# -- per-test log capture: off for a run of citebench cases only, unless logs are asked for ------
+
+_REPORT_LOGGING = """
+def pytest_sessionfinish(session):
+    has = session.config.pluginmanager.has_plugin("logging-plugin")
+    print(f"\\nlogging-plugin registered: {has}")
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "python_test", "kept"),
+    [
+        ([], False, False),
+        (["--log-level=INFO"], False, True),
+        (["-o", "log_cli=true"], False, True),
+        ([], True, True),  # an ordinary test in the same run keeps its caplog
+    ],
+)
+def test_log_capture_is_dropped_only_for_a_run_of_cases_that_asks_for_no_logs(
+    pytester: pytest.Pytester, tiny: Path, extra: list[str], python_test: bool, kept: bool
+) -> None:
+    pytester.makeconftest(_REPORT_LOGGING)
+    paths = []
+    if python_test:
+        pytester.makepyfile(
+            test_plain="def test_logs(caplog):\n    import logging\n"
+            "    logging.getLogger('x').warning('hi')\n    assert 'hi' in caplog.text\n"
+        )
+        paths = ["suites", "test_plain.py"]
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider", "-s", *extra, *paths)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([f"logging-plugin registered: {kept}"])
