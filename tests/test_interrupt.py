@@ -252,7 +252,7 @@ def test_killed_xdist_worker_loses_only_its_in_flight_item(pytester: pytest.Pyte
     with StubServer(lambda request: "pass", latency=0.15) as server:
         proc = start(
             pytester.path,
-            plugin_args(server.url, results.name, "-n", "2", "--citebench-concurrency", "1"),
+            plugin_args(server.url, results.name, "-n", "2", "--citebench-concurrency", "2"),
         )
         wait_for_lines(proc, results, 5)
         workers = children(proc.pid)
