@@ -258,23 +258,21 @@ needs_key = false
     assert len(warnings) == 1 and warnings[0].startswith("WARNING slow: p95 item duration")
 
 
+def _record_against(pytester: pytest.Pytester, server: StubServer, *extra: str) -> Any:
+    """A recording run of the tiny suite on ``openai/x`` against the loopback stub."""
+    return pytester.runpytest(
+        "--citebench", "--citebench-model", "openai/x", "--citebench-api-base", server.url,
+        "--citebench-record", "once", "-p", "no:cacheprovider", *extra,
+    )  # fmt: skip
+
+
 def test_pyproject_params_table_reaches_the_request(
     pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000000000")
     with StubServer(lambda r: "pass") as server:
         _pyproject(pytester, "[tool.citebench]\nparams = {seed = 11}\n")
-        result = pytester.runpytest(
-            "--citebench",
-            "--citebench-model",
-            "openai/x",
-            "--citebench-api-base",
-            server.url,
-            "--citebench-record",
-            "once",
-            "-p",
-            "no:cacheprovider",
-        )
+        result = _record_against(pytester, server)
         assert result.ret == 0, result.stdout.str() + result.stderr.str()
         assert {r["json"]["seed"] for r in server.requests} == {11}
 
@@ -299,23 +297,12 @@ def test_xdist_workers_split_the_concurrency_so_the_server_sees_the_run_budget(
     # each worker holding the whole budget would put 4 there (8 items, 0.3 s each).
     pytester.makefile(".toml", pyproject="[tool.citebench]\n")
     with StubServer(lambda _r: "pass", latency=0.3) as server:
-        result = pytester.runpytest(
-            "--citebench",
-            "--citebench-model",
-            "openai/x",
-            "--citebench-api-base",
-            server.url,
-            "--citebench-record",
-            "once",
-            "--citebench-concurrency",
-            "2",
-            "-n",
-            "2",
-            "-p",
-            "no:cacheprovider",
-            "--citebench-param",
-            "api_key=sk-test-0000000000000000",
-        )
+        result = _record_against(
+            pytester,
+            server,
+            "--citebench-concurrency", "2", "-n", "2",
+            "--citebench-param", "api_key=sk-test-0000000000000000",
+        )  # fmt: skip
         assert result.ret == 0, result.stdout.str()
         assert server.calls == 8
         assert server.peak_in_flight == 2
