@@ -37,9 +37,9 @@ def pytest_configure(config: Any) -> None:
     """Install the ArxEval route into the baselines when baselines.py lacks it."""
     from functools import partial
 
+    from pytest_citebench.api import Hint
     from pytest_citebench.models import baselines
-    from pytest_citebench.tasks.arxeval import ARXEVAL_TASKS, arxeval_answer
-    from pytest_citebench.tasks.base import Hint
+    from pytest_citebench.papers.arxeval.tasks import ARXEVAL_TASKS, arxeval_answer
 
     corpus = REPO / "suites" / "arxeval" / "jumbled-arxiv-sample" / "corpus.jsonl"
     first = json.loads(corpus.read_text(encoding="utf-8").splitlines()[0])

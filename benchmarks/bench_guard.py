@@ -33,8 +33,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_citebench.guard import get_verifier  # noqa: E402
-from pytest_citebench.tasks import guard as guard_tasks  # noqa: E402
+from pytest_citebench.papers.guard import tasks as guard_tasks  # noqa: E402
+from pytest_citebench.papers.guard.verifiers import get_verifier  # noqa: E402
 
 SUITES = REPO / "suites" / "guard"
 

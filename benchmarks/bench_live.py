@@ -5,7 +5,7 @@ Not a test: a measurement script. It builds a 1,000-item suite (the first items 
 (latency 0.2 s) in its own process, and times side by side:
 
 * **bare**: a plain asyncio loop, ``Semaphore(C)`` over ``litellm.acompletion`` with exactly the
-  messages and parameters the plugin sends (built by ``pytest_citebench.tasks.reasons``), in a
+  messages and parameters the plugin sends (built by ``pytest_citebench.papers.reasons.tasks``), in a
   fresh process; nothing else (no pytest, no vcrpy, no scoring).
 * **plugin**: ``python -m pytest --citebench ... --citebench-record all`` in a subprocess (a live
   run: every item's cassette is recorded into a fresh folder).
@@ -113,7 +113,7 @@ class Stub:
 
 
 def _stub_main(latency: float, answer: str) -> int:
-    from pytest_citebench.stubserver import StubServer
+    from pytest_citebench.testing.stubserver import StubServer
 
     stamps: list[float] = []
 
@@ -245,8 +245,8 @@ def case_messages(
     the plugin's calls without re-implementing any task."""
     import asyncio
 
+    from pytest_citebench import registry
     from pytest_citebench.suites import load_suite
-    from pytest_citebench.tasks import registry
 
     suite = load_suite(suite_dir)
     corpus = str(suite.manifest.corpus_file) if suite.manifest.corpus_file else None
@@ -343,12 +343,12 @@ def _ladder_main(step: str, suite_dir: Path, url: str, concurrency: int, cassett
     import asyncio
     import functools
 
+    from pytest_citebench import registry
     from pytest_citebench.models import Model, RetryPolicy, SamplingParams
     from pytest_citebench.models.litellm_backend import litellm
     from pytest_citebench.recording import Recorder
     from pytest_citebench.runner import Engine, Job, run_item
     from pytest_citebench.suites import load_suite
-    from pytest_citebench.tasks import registry
 
     t0 = time.perf_counter()
     litellm()

@@ -95,9 +95,9 @@ def cases(
     included exactly as the plugin makes them. ``tasks == ["all"]``: every task of each suite."""
     import asyncio
 
+    from pytest_citebench import registry
     from pytest_citebench.recording import cassette_path
     from pytest_citebench.suites import discover, load_suite
-    from pytest_citebench.tasks import registry
 
     out: list[tuple[str, list[list[dict[str, str]]]]] = []
     calls: list[list[dict[str, str]]] = []

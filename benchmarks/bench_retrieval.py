@@ -29,9 +29,9 @@ from typing import Any
 
 from pytest_citebench.metrics.text import normalize
 from pytest_citebench.models.baselines import FLOORS, confidence
+from pytest_citebench.papers.reasons.training import citing_key
 from pytest_citebench.retrieval import DEFAULT_CANDIDATES, KINDS, get_retriever
 from pytest_citebench.suites import discover, load_items, load_manifest
-from pytest_citebench.training import citing_key
 
 
 def score(kind: str, corpus: str, items: list[Any], options: dict[str, Any]) -> dict[str, float]:

@@ -27,13 +27,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_citebench.doi.replay import RecordedResponseServer  # noqa: E402
 from pytest_citebench.doi.resolve import (  # noqa: E402
     CASSETTE_FILTERS,
     CassetteResolver,
     RawResponse,
     Resolver,
 )
+from pytest_citebench.testing.doi_replay import RecordedResponseServer  # noqa: E402
 
 FIXTURES = REPO / "fixtures" / "doi"
 SOURCES = {"agency", "crossref", "datacite"}

@@ -41,7 +41,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_citebench.guard import (  # noqa: E402
+from pytest_citebench.papers.guard.stats import (  # noqa: E402
     Interval,
     bootstrap_ci,
     cohen_kappa,
@@ -49,11 +49,11 @@ from pytest_citebench.guard import (  # noqa: E402
     conformal_threshold,
     conformal_trials,
     flag,
-    get_verifier,
     matched_catch_frontier,
     recall_specificity,
     roc_auc,
 )
+from pytest_citebench.papers.guard.verifiers import get_verifier  # noqa: E402
 
 SCIFACT = REPO / "fixtures" / "scifact" / "scifact_test.jsonl"
 QASA = REPO / "fixtures" / "guard" / "qasa_calibration_scores.json"

@@ -39,7 +39,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _import_reasons(args: argparse.Namespace) -> int:
-    from pytest_citebench.importers.reasons import import_reasons
+    from pytest_citebench.papers.reasons.importer import import_reasons
 
     for stat in import_reasons(Path(args.source), Path(args.out)):
         print(
@@ -219,15 +219,15 @@ def main(argv: list[str] | None = None) -> int:
 
         return doi_main(argv[1:])
     if argv[:1] == ["train-reranker"]:
-        from pytest_citebench.training import main as train_main
+        from pytest_citebench.papers.reasons.training import main as train_main
 
         return train_main(argv[1:])
     if argv[:1] == ["build-arxeval"]:
-        from pytest_citebench.builders.arxeval import main as build_arxeval_main
+        from pytest_citebench.papers.arxeval.builder import main as build_arxeval_main
 
         return build_arxeval_main(argv[1:])
     if argv[:1] == ["build-calibration"]:
-        from pytest_citebench.builders_guard import calibration_main
+        from pytest_citebench.papers.guard.builder import calibration_main
 
         return calibration_main(argv[1:])
     if argv[:1] == ["local-model"]:
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return local_model_main(argv[1:])
     if argv[:1] == ["build-guard-suites"]:
-        from pytest_citebench.builders_guard import scifact_main
+        from pytest_citebench.papers.guard.builder import scifact_main
 
         return scifact_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench")

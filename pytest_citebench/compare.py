@@ -368,7 +368,7 @@ def compare(
 
 def _scorer(record: Mapping[str, Any]) -> str:
     """The scorer version a record was scored under; records from before versions: "1"."""
-    from pytest_citebench.tasks.base import LEGACY_SCORER_VERSION
+    from pytest_citebench.api import LEGACY_SCORER_VERSION
 
     return str(record.get("scorer_version") or LEGACY_SCORER_VERSION)
 

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pytest_citebench.report import Aggregate, Stat, known_metrics
+from pytest_citebench.api import Aggregate, Stat
+from pytest_citebench.report import known_metrics
 
 _GATE = re.compile(
     r"^\s*(?P<suite>[^:\s]+):(?P<task>[^:\s]+):(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*"

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_citebench import registry
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.suites import Manifest, Suite, SuiteError, load_suite
-from pytest_citebench.tasks import registry
 
 if TYPE_CHECKING:
     from pytest_citebench.runner import ItemResult, Job
@@ -41,7 +41,7 @@ class SuiteFile(pytest.File):
         for task in suite.manifest.tasks:
             if session.wants_task(task):
                 yield TaskGroup.from_parent(self, name=task, suite=suite)
-        from pytest_citebench.transforms import SWAPS
+        from pytest_citebench.papers.reasons.swaps import SWAPS
 
         for kind in session.options.adversarial:
             # Only suites whose items carry the swapped field (REASONS-style suites) get a variant.

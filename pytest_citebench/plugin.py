@@ -192,9 +192,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "citebench: a citation benchmark case (pytest-citebench)")
     if not _active(config):
         return
+    from pytest_citebench import registry
     from pytest_citebench.gates import GateError
     from pytest_citebench.session import SESSION_KEY, CitebenchSession
-    from pytest_citebench.tasks import registry
 
     for task in registry.names():
         config.addinivalue_line("markers", f"{task}: citebench task {task}")
@@ -220,7 +220,7 @@ def _configure_doi(config: pytest.Config) -> None:
     mailto = config.getoption("citebench_mailto")
     if mode is None and not dirs and mailto is None:
         return
-    from pytest_citebench.tasks.arxeval import DoiConfig, configure_doi
+    from pytest_citebench.papers.arxeval.tasks import DoiConfig, configure_doi
 
     base = DoiConfig.from_env()
     configure_doi(

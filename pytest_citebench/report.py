@@ -10,12 +10,11 @@ import math
 import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_citebench.api import OUTCOMES, Aggregate, Stat
 from pytest_citebench.metrics.stats import bootstrap_mean_ci, wilson_ci
-from pytest_citebench.tasks.base import OUTCOMES
 
 # Metrics every task has, from the outcomes. Shares get Wilson CIs; task metrics (means of
 # per-item numbers) get bootstrap CIs; tasks may add set-level metrics of their own.
@@ -54,7 +53,7 @@ _HEADERS = {
 
 def known_metrics() -> dict[str, str]:
     """Every metric a gate may name: the base ones and those of every registered task."""
-    from pytest_citebench.tasks import registry
+    from pytest_citebench import registry
 
     known = dict(BASE_METRICS)
     for task in registry.all_tasks():
@@ -63,54 +62,8 @@ def known_metrics() -> dict[str, str]:
     return known
 
 
-@dataclass(frozen=True)
-class Stat:
-    value: float
-    lo: float
-    hi: float
-    n: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"value": _num(self.value), "ci": [_num(self.lo), _num(self.hi)], "n": self.n}
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else round(x, 6)
-
-
-@dataclass(frozen=True)
-class Aggregate:
-    model: str
-    suite: str
-    task: str
-    counts: Mapping[str, int]
-    metrics: Mapping[str, Stat] = field(default_factory=dict)
-    # Set for the per-final-stage breakdown of escalating tasks; None for the task as a whole.
-    stage: str | None = None
-    label: str = ""
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.model, self.suite, self.task, self.stage or "")
-
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "type": "aggregate",
-            "model": self.model,
-            "suite": self.suite,
-            "task": self.task,
-            "counts": dict(self.counts),
-            "metrics": {k: v.to_json() for k, v in self.metrics.items()},
-        }
-        if self.stage is not None:
-            record["stage"] = self.stage
-        if self.label:
-            record["label"] = self.label
-        return record
-
-
 def _task(name: str) -> Any:
-    from pytest_citebench.tasks import registry
+    from pytest_citebench import registry
 
     try:
         return registry.get(name)

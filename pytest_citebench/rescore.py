@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.tasks.base import SCORER_VERSION, Attempt, Stage
+from pytest_citebench.api import SCORER_VERSION, Attempt, Stage
 
 
 @dataclass
@@ -56,7 +56,7 @@ def _suites(roots: Sequence[Path]) -> dict[str, Any]:
 
 def _stage(data: Mapping[str, Any]) -> Stage:
     if "details" in data:
-        from pytest_citebench.tasks.arxeval import ScoredStage
+        from pytest_citebench.api import ScoredStage
 
         return ScoredStage(
             str(data["name"]),
@@ -72,7 +72,7 @@ def rescore_record(
     record: Mapping[str, Any], suites: Mapping[str, Any], *, where: str = ""
 ) -> dict[str, Any]:
     """One item record scored again; an error record comes back unchanged."""
-    from pytest_citebench.tasks import registry
+    from pytest_citebench import registry
 
     out = dict(record)
     if record.get("outcome") == "error":

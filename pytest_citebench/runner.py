@@ -21,18 +21,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.errors import CassetteMiss, CitebenchError
-from pytest_citebench.models import Model, track_usage, usage_summary
-from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_text
-from pytest_citebench.suites import Item
-from pytest_citebench.tasks.base import (
+from pytest_citebench.api import (
     LEGACY_SCORER_VERSION,
     SCORER_VERSION,
     Hint,
     Message,
     Outcome,
+    Sample,
     Task,
 )
+from pytest_citebench.errors import CassetteMiss, CitebenchError
+from pytest_citebench.models import Model, track_usage, usage_summary
+from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_text
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Job:
     """Everything needed to run one (item, task, model) away from pytest."""
 
     nodeid: str
-    item: Item
+    item: Sample
     task: Task
     model: Model
     suite_version: int

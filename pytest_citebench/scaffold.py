@@ -138,7 +138,7 @@ def _placeholder(expected: type | tuple[type, ...]) -> Any:
 def example_item(tasks: Sequence[str]) -> dict[str, Any]:
     """One item with every field the tasks need: the known example values, and for a task this
     module does not know yet, a placeholder of the declared type (still a valid item)."""
-    from pytest_citebench.tasks import registry
+    from pytest_citebench import registry
 
     item: dict[str, Any] = {"id": "example-1"}
     for task in tasks:
@@ -241,8 +241,8 @@ def scaffold(
     force: bool = False,
 ) -> Scaffolded:
     """Write the suite folder; refuses to overwrite an existing suite unless ``force``."""
+    from pytest_citebench import registry
     from pytest_citebench.suites import MANIFEST_NAME
-    from pytest_citebench.tasks import registry
 
     if not tasks:
         raise ScaffoldError("give at least one --task; known: " + ", ".join(registry.names()))

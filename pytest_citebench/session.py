@@ -29,14 +29,14 @@ if TYPE_CHECKING:
     from pytest_citebench.models.profiles import Profile
 
 if TYPE_CHECKING:
+    from pytest_citebench.api import Aggregate, Sample, Task
     from pytest_citebench.compare import Comparison
     from pytest_citebench.items import CaseItem
+    from pytest_citebench.papers.reasons.swaps import Swapped
     from pytest_citebench.recording import Recorder
-    from pytest_citebench.report import Aggregate, ResultsWriter
+    from pytest_citebench.report import ResultsWriter
     from pytest_citebench.sharding import Shard
-    from pytest_citebench.suites import Item, Manifest, Suite
-    from pytest_citebench.tasks.base import Task
-    from pytest_citebench.transforms import Swapped
+    from pytest_citebench.suites import Manifest, Suite
 
 SESSION_KEY = pytest.StashKey["CitebenchSession"]()
 
@@ -390,7 +390,7 @@ class CitebenchSession:
         """Settings read from the environment fail the run once, here, not once per item."""
         if not any(name.startswith("CITEBENCH_GUARD_") for name in os.environ):
             return  # nothing to check: don't import the guard task for nothing
-        from pytest_citebench.tasks.guard import environment_problems
+        from pytest_citebench.papers.guard.tasks import environment_problems
 
         problems = environment_problems()
         if problems:
@@ -502,7 +502,7 @@ class CitebenchSession:
         """The adversarial variant of a suite, computed once per run (and cached on disk)."""
         key = (suite.name, kind)
         if key not in self._swaps:
-            from pytest_citebench.transforms import swap
+            from pytest_citebench.papers.reasons.swaps import swap
 
             cache = Path(self.config.rootpath) / ".citebench" / "cache"
             self._swaps[key] = swap(
@@ -541,7 +541,7 @@ class CitebenchSession:
         return not self.options.tasks or task in self.options.tasks
 
     def make_job(
-        self, nodeid: str, item: Item, task: Task, model: Model, manifest: Manifest
+        self, nodeid: str, item: Sample, task: Task, model: Model, manifest: Manifest
     ) -> Job:
         corpus = str(manifest.corpus_file) if manifest.corpus_file else None
         return Job(nodeid, item, task, model, manifest.version, corpus, self.options.cassettes)

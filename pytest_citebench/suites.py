@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.tasks import registry
+from pytest_citebench import registry
+from pytest_citebench.api import Sample
 
 MANIFEST_NAME = "suite.toml"
 _MANIFEST_KEYS = {
@@ -107,19 +108,6 @@ class Manifest:
     def marker(self) -> str:
         """A pytest marker name for ``-m``: ``reasons/nlp`` -> ``reasons_nlp``."""
         return "".join(c if c.isalnum() else "_" for c in self.name).strip("_")
-
-
-@dataclass(frozen=True)
-class Item:
-    """One record of a suite; ``fields`` is the validated JSON object as written."""
-
-    suite: str
-    id: str
-    fields: Mapping[str, Any]
-    line: int
-
-    def __getitem__(self, key: str) -> Any:
-        return self.fields[key]
 
 
 @dataclass(frozen=True)
@@ -283,12 +271,12 @@ def _check_fields(
             )
 
 
-def load_items(manifest: Manifest) -> list[Item]:
+def load_items(manifest: Manifest) -> list[Sample]:
     """Every item of the suite, validated against the fields its tasks need."""
     spec: dict[str, type | tuple[type, ...]] = {"id": str}
     for task_name in manifest.tasks:
         spec.update(registry.get(task_name).fields)
-    items: list[Item] = []
+    items: list[Sample] = []
     seen: dict[str, int] = {}
     for line, obj in _read_jsonl(manifest.items_file):
         _check_fields(manifest.items_file, line, obj, spec)
@@ -316,7 +304,7 @@ def load_items(manifest: Manifest) -> list[Item]:
                 field="id",
             )
         seen[item_id] = line
-        items.append(Item(suite=manifest.name, id=item_id, fields=obj, line=line))
+        items.append(Sample(suite=manifest.name, id=item_id, fields=obj, line=line))
     if not items:
         raise SuiteError(manifest.items_file, "empty suite: no items; add at least one line")
     return items
@@ -343,7 +331,7 @@ def load_corpus(manifest: Manifest) -> list[Paper]:
 @dataclass(frozen=True)
 class Suite:
     manifest: Manifest
-    items: list[Item]
+    items: list[Sample]
 
     @property
     def name(self) -> str:

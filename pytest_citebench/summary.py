@@ -21,7 +21,7 @@ from pytest_citebench.reports.usage import usage_lines
 
 
 def _task(name: str) -> Any:
-    from pytest_citebench.tasks import registry
+    from pytest_citebench import registry
 
     try:
         return registry.get(name)

@@ -25,12 +25,12 @@ litellm()
 litellm().completion(
     model="openai/warmup", messages=[{"role": "user", "content": "x"}], mock_response="ok"
 )
-from pytest_citebench.tasks.reasons import text_metrics  # noqa: E402
+from pytest_citebench.papers.reasons.tasks import text_metrics  # noqa: E402
 
 text_metrics("warm up", "warm")
 # Every task module once, too: one first imported inside a run is dropped afterwards while the
 # registry keeps its task, and the next run's import then registers it twice.
-from pytest_citebench.tasks import registry  # noqa: E402
+from pytest_citebench import registry  # noqa: E402
 
 registry.names()
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from pytest_citebench.suites import Item, load_manifest
-from pytest_citebench.tasks import registry
-from pytest_citebench.tasks.base import OUTCOMES, Hint, ItemScore, Message
+from pytest_citebench import registry
+from pytest_citebench.api import OUTCOMES, Hint, ItemScore, Message, Sample
+from pytest_citebench.suites import load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "answers"
@@ -54,7 +54,7 @@ def _corpus_file(suite: str) -> str | None:
 def score_record(record: dict[str, Any]) -> ItemScore:
     """solve + score with a model that replies ``raw_answer``: what the plugin would record."""
     task = registry.get(record["task"])
-    item = Item(record["suite"], record["item_id"], record["item"], 0)
+    item = Sample(record["suite"], record["item_id"], record["item"], 0)
     raw = record["raw_answer"]
 
     async def generate(messages: Sequence[Message], *, hint: Hint) -> str:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_citebench.builders.arxeval import (
+from pytest_citebench.papers.arxeval.builder import (
     SourcePaper,
     SuiteSpec,
     arxiv_doi,

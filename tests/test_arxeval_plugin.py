@@ -19,12 +19,12 @@ import requests  # noqa: F401
 import sentence_transformers  # noqa: F401
 
 import pytest_citebench.metrics.similarity  # noqa: F401
-from pytest_citebench.builders.arxeval import SuiteSpec, build_suite
+from pytest_citebench.api import Hint
 from pytest_citebench.models import baselines
+from pytest_citebench.papers.arxeval.builder import SuiteSpec, build_suite
+from pytest_citebench.papers.arxeval.tasks import ARXEVAL_TASKS, JUMBLED_THRESHOLD, arxeval_answer
 from pytest_citebench.recording import cassette_path
-from pytest_citebench.stubserver import StubServer
-from pytest_citebench.tasks.arxeval import ARXEVAL_TASKS, JUMBLED_THRESHOLD, arxeval_answer
-from pytest_citebench.tasks.base import Hint
+from pytest_citebench.testing.stubserver import StubServer
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "suites" / "arxeval" / "mixed-arxiv-sample" / "corpus.jsonl"

@@ -102,8 +102,8 @@ def test_batcher_shares_batches_and_reports_errors() -> None:
 
 def test_importing_the_tasks_loads_no_model_stack() -> None:
     code = (
-        "import sys; import pytest_citebench.tasks.arxeval, pytest_citebench.metrics.similarity, "
-        "pytest_citebench.builders.arxeval; "
+        "import sys; import pytest_citebench.papers.arxeval.tasks, pytest_citebench.metrics.similarity, "
+        "pytest_citebench.papers.arxeval.builder; "
         "heavy = {'numpy', 'torch', 'sentence_transformers', 'transformers', 'requests'}; "
         "print(sorted(heavy & set(sys.modules)))"
     )

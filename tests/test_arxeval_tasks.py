@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
+from pytest_citebench import registry
+from pytest_citebench.api import Attempt, Hint, Message, Sample
 from pytest_citebench.doi.extract import extract_title_doi_pairs
 from pytest_citebench.doi.resolve import BaseResolver, DOIRecord
 from pytest_citebench.errors import CitebenchError
-from pytest_citebench.suites import Item, load_suite
-from pytest_citebench.tasks import arxeval, registry
-from pytest_citebench.tasks.arxeval import (
+from pytest_citebench.papers.arxeval import tasks as arxeval
+from pytest_citebench.papers.arxeval.tasks import (
     DoiConfig,
     DOILookupError,
     arxeval_answer,
@@ -26,7 +27,7 @@ from pytest_citebench.tasks.arxeval import (
     ratio_ci,
     table5,
 )
-from pytest_citebench.tasks.base import Attempt, Hint, Message
+from pytest_citebench.suites import load_suite
 
 REPO = Path(__file__).resolve().parent.parent
 MIXED_SUITE = REPO / "suites" / "arxeval" / "mixed-arxiv-sample"
@@ -34,12 +35,12 @@ JUMBLED_SUITE = REPO / "suites" / "arxeval" / "jumbled-arxiv-sample"
 PAIR_ID = "0704.0005+0704.0041"
 
 
-def suite_item(folder: Path, item_id: str) -> tuple[Item, str]:
+def suite_item(folder: Path, item_id: str) -> tuple[Sample, str]:
     suite = load_suite(folder)
     return next(i for i in suite.items if i.id == item_id), str(folder / "corpus.jsonl")
 
 
-def run(task: Any, item: Item, corpus: str | None, answer: str) -> tuple[Attempt, Any]:
+def run(task: Any, item: Sample, corpus: str | None, answer: str) -> tuple[Attempt, Any]:
     seen: list[Sequence[Message]] = []
 
     async def generate(messages: Sequence[Message], *, hint: Hint) -> str:

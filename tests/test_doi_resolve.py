@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from pytest_citebench.doi.cli import main as doi_main
-from pytest_citebench.doi.replay import RecordedResponseServer
 from pytest_citebench.doi.resolve import (
     CASSETTE_FILTERS,
     CassetteResolver,
@@ -31,6 +30,7 @@ from pytest_citebench.doi.resolve import (
     classify,
     retry_after_seconds,
 )
+from pytest_citebench.testing.doi_replay import RecordedResponseServer
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO / "fixtures" / "doi"

@@ -22,9 +22,9 @@ import yaml
 
 from pytest_citebench.models import RetryPolicy
 from pytest_citebench.models.litellm_backend import litellm, retryable
+from pytest_citebench.papers.reasons.tasks import text_metrics
 from pytest_citebench.recording import cassette_path
-from pytest_citebench.stubserver import Fault, StubServer
-from pytest_citebench.tasks.reasons import text_metrics
+from pytest_citebench.testing.stubserver import Fault, StubServer
 
 
 def warm_imports() -> None:

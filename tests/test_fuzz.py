@@ -26,14 +26,14 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from pytest_citebench.api import Message
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.gates import Gate, GateError, parse_gate
 from pytest_citebench.models import Model, RetryPolicy
 from pytest_citebench.recording import Recorder
 from pytest_citebench.report import known_metrics
-from pytest_citebench.stubserver import StubServer
 from pytest_citebench.suites import SuiteError, load_manifest, load_suite
-from pytest_citebench.tasks.base import Message
+from pytest_citebench.testing.stubserver import StubServer
 
 SUITE_EXAMPLES = 300
 MANIFEST_EXAMPLES = 200

@@ -4,8 +4,9 @@ import math
 
 import pytest
 
+from pytest_citebench.api import Aggregate, Stat
 from pytest_citebench.gates import GateError, evaluate, parse_gate
-from pytest_citebench.report import Aggregate, Stat, aggregate
+from pytest_citebench.report import aggregate
 
 
 def test_parse_forms() -> None:

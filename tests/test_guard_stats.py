@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_citebench.guard.stats import (
+from pytest_citebench.papers.guard.stats import (
     Interval,
     bootstrap_ci,
     cohen_kappa,

@@ -15,9 +15,12 @@ from typing import Any
 
 import pytest
 
-from pytest_citebench import builders_guard
+from pytest_citebench.api import Attempt, Hint, Message, Sample, Stage
 from pytest_citebench.errors import ProviderError, ResponseError
-from pytest_citebench.guard import (
+from pytest_citebench.models import baselines
+from pytest_citebench.papers.guard import builder as builders_guard
+from pytest_citebench.papers.guard import tasks as guard_tasks
+from pytest_citebench.papers.guard.stats import (
     bootstrap_ci,
     cohen_kappa,
     conformal_threshold,
@@ -26,10 +29,7 @@ from pytest_citebench.guard import (
     recall_specificity,
     roc_auc,
 )
-from pytest_citebench.models import baselines
-from pytest_citebench.suites import Item, load_suite
-from pytest_citebench.tasks import guard as guard_tasks
-from pytest_citebench.tasks.base import Attempt, Hint, Message, Stage
+from pytest_citebench.suites import load_suite
 
 REPO = Path(__file__).resolve().parent.parent
 SUITES = REPO / "suites" / "guard"
@@ -58,8 +58,8 @@ def literal(*patterns: str) -> list[str]:
     return [p.replace("[", "[[]") for p in patterns]
 
 
-def item(fields: dict[str, Any], suite: str = "guard/test") -> Item:
-    return Item(suite=suite, id=str(fields.get("id", "x")), fields=fields, line=1)
+def item(fields: dict[str, Any], suite: str = "guard/test") -> Sample:
+    return Sample(suite=suite, id=str(fields.get("id", "x")), fields=fields, line=1)
 
 
 def fixed(answer: str) -> Callable[..., Any]:
@@ -105,7 +105,7 @@ def test_parse_label_and_ranking() -> None:
 
 def test_importing_the_tasks_loads_no_heavy_module() -> None:
     code = (
-        "import sys, pytest_citebench.tasks.guard, pytest_citebench.builders_guard\n"
+        "import sys, pytest_citebench.papers.guard.tasks, pytest_citebench.papers.guard.builder\n"
         "heavy = {'numpy', 'torch', 'sentence_transformers', 'litellm'} & set(sys.modules)\n"
         "assert not heavy, heavy"
     )
@@ -417,7 +417,7 @@ def judge(request: dict[str, Any]) -> str:
 def test_llm_judge_is_recorded_then_replayed_offline(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_citebench.stubserver import StubServer
+    from pytest_citebench.testing.stubserver import StubServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     target = copy_suite(pytester, "scifact-verify")
@@ -464,7 +464,7 @@ def test_committed_suites_are_reproduced_by_the_builder(tmp_path: Path) -> None:
 
 
 def test_cached_bm25_ranks_exactly_like_the_library() -> None:
-    from pytest_citebench.guard._text import bm25_rank
+    from pytest_citebench.papers.guard._text import bm25_rank
 
     rows = builders_guard.load_scifact(SCIFACT)[:40]
     passages = {i: r["passage"] for i, r in enumerate(rows)}

@@ -17,23 +17,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_citebench.guard import (
-    CitedSentence,
-    VerifierUnavailable,
-    available_verifiers,
-    get_verifier,
-    guard_answer,
-    register_verifier,
-    split_cited_sentences,
-)
-from pytest_citebench.guard._text import bm25_rank, sliding_windows, split_to_token_budget
-from pytest_citebench.guard.verifiers import (
+from pytest_citebench.papers.guard._text import bm25_rank, sliding_windows, split_to_token_budget
+from pytest_citebench.papers.guard.answers import CitedSentence, guard_answer, split_cited_sentences
+from pytest_citebench.papers.guard.verifiers import (
     EmbeddingVerifier,
     LexicalVerifier,
     LLMJudgeVerifier,
     Verifier,
+    VerifierUnavailable,
     _verdict_logprobs,
+    available_verifiers,
+    get_verifier,
     judge_score,
+    register_verifier,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -369,7 +365,7 @@ def test_llm_judge_uses_injected_completer_per_window() -> None:
 def test_importing_guard_loads_no_heavy_modules() -> None:
     code = (
         "import sys, pytest_citebench; before = set(sys.modules)\n"
-        "import pytest_citebench.guard, pytest_citebench.guard.verifiers\n"
+        "import pytest_citebench.papers.guard, pytest_citebench.papers.guard.verifiers\n"
         "heavy = ('numpy', 'torch', 'sentence_transformers', 'transformers', 'litellm', 'nltk')\n"
         "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
         "print(sorted(new & set(heavy)))\n"

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_citebench import jsonl
+from pytest_citebench import jsonl, registry
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.report import read_results
-from pytest_citebench.tasks import registry
 
 ODD = "line\u2028separator\u0085next\x0cfeed\u2029para"
 
@@ -181,10 +180,15 @@ def test_unusable_suite_name_is_a_load_error(tmp_path: Path, bad_name: str) -> N
 
 
 def test_task_names_are_plain() -> None:
-    from types import SimpleNamespace
+    from pytest_citebench.api import Paper, Task
+    from pytest_citebench.errors import CitebenchError
 
-    with pytest.raises(ValueError, match="task name"):
-        registry.register(SimpleNamespace(name="in\x00direct"))  # type: ignore[arg-type]
+    class Bad(Task):
+        name = "in\x00direct"
+
+    with pytest.raises(CitebenchError, match="task name"):
+        registry.register(Paper(name="bad", title="bad", tasks=(Bad(),)))
+    assert "in\x00direct" not in registry.names()
 
 
 def test_bad_id_fails_collection_before_any_model_call(pytester: pytest.Pytester) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from pytest_citebench.importers.reasons import DOMAINS, convert, import_reasons
+from pytest_citebench.papers.reasons.importer import DOMAINS, convert, import_reasons
 
 UPSTREAM = {
     "Natural Language Processing": {
@@ -86,7 +86,7 @@ def test_every_item_line_is_json_with_the_task_fields() -> None:
 
 
 def test_gold_hygiene_strips_arxiv_page_debris_and_reports_it() -> None:
-    from pytest_citebench.importers.reasons import clean_gold
+    from pytest_citebench.papers.reasons.importer import clean_gold
 
     raw = (
         "Lucia Zheng, Kaitlyn Zhou, Percy Liang\n\n\n    et al. (14 additional authors not shown)"

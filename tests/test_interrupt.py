@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from conftest import default_signals
 
+from pytest_citebench.api import OUTCOMES
 from pytest_citebench.models.litellm_backend import litellm
+from pytest_citebench.papers.reasons.tasks import text_metrics
 from pytest_citebench.runner import ItemResult
-from pytest_citebench.stubserver import StubServer
-from pytest_citebench.tasks.base import OUTCOMES
-from pytest_citebench.tasks.reasons import text_metrics
+from pytest_citebench.testing.stubserver import StubServer
 
 KEY = "sk-proj-CITEBENCHinterruptSECRET0123456789"
 N = 40

@@ -19,11 +19,10 @@ from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_citebench.api import Attempt, ItemScore, Sample
+from pytest_citebench.papers.reasons.authors import parse_authors, person, same_person
+from pytest_citebench.papers.reasons.tasks import TASKS, Direct, Indirect
 from pytest_citebench.report import aggregate
-from pytest_citebench.suites import Item
-from pytest_citebench.tasks.authors import parse_authors, person, same_person
-from pytest_citebench.tasks.base import Attempt, ItemScore
-from pytest_citebench.tasks.reasons import TASKS, Direct, Indirect
 
 DIRECT, INDIRECT = Direct(), Indirect()
 SID = next(t for t in TASKS if t.name == "sid")
@@ -37,8 +36,8 @@ GOLD = {
 }
 
 
-def reasons_item(**fields: str) -> Item:
-    return Item("test/suite", "item-1", {**GOLD, **fields}, 1)
+def reasons_item(**fields: str) -> Sample:
+    return Sample("test/suite", "item-1", {**GOLD, **fields}, 1)
 
 
 def judge(task: Any, raw: str, **fields: str) -> ItemScore:
@@ -536,7 +535,7 @@ def test_guard_outcomes_count_only_the_models_own_markers(
 
 
 def test_guard_echoed_passages_are_not_citations() -> None:
-    from pytest_citebench.tasks.guard import own_answer
+    from pytest_citebench.papers.guard.tasks import own_answer
 
     passages = {1: "Alpha beta gamma delta epsilon.", 2: "Zeta eta theta iota kappa."}
     echoed = (
@@ -644,7 +643,7 @@ def test_a_lower_case_title_stated_alone_is_a_title_and_revisions_chain() -> Non
 def test_a_paper_of_the_suite_corpus_is_named_whatever_its_title_looks_like(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_citebench.tasks import reasons
+    from pytest_citebench.papers.reasons import tasks as reasons
 
     question = "If beam search is the answer, what was the question?"
     corpus = tmp_path / "corpus.jsonl"

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_citebench.tasks.parsing import clean_authors, clean_title, is_abstention
-from pytest_citebench.tasks.reasons import same_authors, stage
+from pytest_citebench.papers.reasons.tasks import same_authors, stage
+from pytest_citebench.parsing import clean_authors, clean_title, is_abstention
 
 
 @pytest.mark.parametrize(

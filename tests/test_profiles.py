@@ -14,7 +14,7 @@ import pytest
 from pytest_citebench.models import fold_system
 from pytest_citebench.models.profiles import BUILTIN_PROFILES, ProfileError, parse_profile
 from pytest_citebench.recording import cassette_path
-from pytest_citebench.stubserver import StubServer
+from pytest_citebench.testing.stubserver import StubServer
 
 
 def _items(path: Path) -> list[dict[str, Any]]:

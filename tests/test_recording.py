@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_citebench.recording import cassette_path, scrub_text, snapshot_secrets
-from pytest_citebench.stubserver import Fault, StubServer
+from pytest_citebench.testing.stubserver import Fault, StubServer
 
 SECRET = "sk-proj-CITEBENCHtestSECRET0123456789abcdef"
 

@@ -17,7 +17,7 @@ from pytest_citebench.recording import (
     request_differences,
     scrub_text,
 )
-from pytest_citebench.stubserver import Fault, StubServer
+from pytest_citebench.testing.stubserver import Fault, StubServer
 
 TOKEN = "custom-header-secret-1f2e3d4c5b6a"
 

@@ -20,9 +20,10 @@ from xml.etree import ElementTree
 import pytest
 
 from pytest_citebench.__main__ import main as cli
+from pytest_citebench.api import Aggregate, Stat
 from pytest_citebench.compare import compare
 from pytest_citebench.gates import evaluate, parse_gate
-from pytest_citebench.report import Aggregate, Stat, aggregate
+from pytest_citebench.report import aggregate
 from pytest_citebench.reports import ReportData, write_reports
 from pytest_citebench.reports.html import render_html
 from pytest_citebench.reports.markdown import render_markdown

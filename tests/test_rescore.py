@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from conftest import REPO
 
+from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
+from pytest_citebench.api import SCORER_VERSION
 from pytest_citebench.compare import compare
 from pytest_citebench.runner import ItemResult
-from pytest_citebench.tasks import registry
-from pytest_citebench.tasks.base import SCORER_VERSION
 
 # Every task module loaded before pytester's in-process runs, which drop modules first imported
 # during a run (a task module imported again would register its task twice).

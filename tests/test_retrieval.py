@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_citebench import retrieval
+from pytest_citebench.api import Hint
 from pytest_citebench.encoders import Encoder
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models.baselines import BASELINES, FLOORS
@@ -21,7 +22,6 @@ from pytest_citebench.retrieval import (
     get_retriever,
     load_papers,
 )
-from pytest_citebench.tasks.base import Hint
 
 TINY_CORPUS = (
     Path(__file__).resolve().parent.parent / "fixtures" / "suites" / "tiny" / "corpus.jsonl"

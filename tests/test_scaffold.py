@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.scaffold import CORPUS_TASKS, EXAMPLES, example_item, scaffold
 from pytest_citebench.suites import load_suite
-from pytest_citebench.tasks import registry
 
 
 @pytest.mark.parametrize("task", registry.names())

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models.litellm_backend import litellm
+from pytest_citebench.papers.reasons.tasks import text_metrics
 from pytest_citebench.recording import Recorder, cassette_path
-from pytest_citebench.stubserver import StubServer
-from pytest_citebench.tasks.reasons import text_metrics
+from pytest_citebench.testing.stubserver import StubServer
 
 ALNUM = string.ascii_letters + string.digits
 TLS = ssl.create_default_context()  # once: loading the CA bundle per client costs ~80 ms

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_citebench.api import Sample
+from pytest_citebench.papers.reasons.swaps import most_similar, swap
 from pytest_citebench.recording import cassette_path
-from pytest_citebench.stubserver import StubServer
-from pytest_citebench.suites import Item
-from pytest_citebench.transforms import most_similar, swap
+from pytest_citebench.testing.stubserver import StubServer
 
 KEY = "sk-test-strategies-0123456789abcdef"
 ALL_TASKS = (
@@ -156,9 +156,9 @@ def test_naive_rag_puts_retrieved_papers_in_the_prompt_and_replays(
     assert {k: v["answer"] for k, v in a.items()} == {k: v["answer"] for k, v in b.items()}
 
 
-def _items(titles: list[str]) -> list[Item]:
+def _items(titles: list[str]) -> list[Sample]:
     return [
-        Item("s", f"i{n}", {"id": f"i{n}", "citing_title": t, "cited_abstract": "x"}, n + 1)
+        Sample("s", f"i{n}", {"id": f"i{n}", "citing_title": t, "cited_abstract": "x"}, n + 1)
         for n, t in enumerate(titles)
     ]
 

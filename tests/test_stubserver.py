@@ -30,7 +30,7 @@ import openai
 import pytest
 from conftest import default_signals
 
-from pytest_citebench.stubserver import CREATED, HOST, Fault, StubServer
+from pytest_citebench.testing.stubserver import CREATED, HOST, Fault, StubServer
 
 litellm.suppress_debug_info = True
 
@@ -416,7 +416,15 @@ def test_lifecycle() -> None:
 
 def test_main_serves_until_interrupted() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_citebench.stubserver", "--port", "0", "--latency", "0.05"],
+        [
+            sys.executable,
+            "-m",
+            "pytest_citebench.testing.stubserver",
+            "--port",
+            "0",
+            "--latency",
+            "0.05",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citebench import training
+from pytest_citebench.api import Hint
 from pytest_citebench.models.baselines import BASELINES
+from pytest_citebench.papers.reasons import training
 from pytest_citebench.retrieval import RerankRetriever, get_retriever
-from pytest_citebench.tasks.base import Hint
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL_SUITE = REPO / "suites" / "reasons" / "biomolecules"  # 27 items, 27 papers, 17 citing
@@ -275,7 +275,7 @@ def test_advanced_rag_around_a_stub_records_and_replays(
     monkeypatch: pytest.MonkeyPatch,
     rag_stub_answer: Callable[[int], Callable[[dict], str]],
 ) -> None:
-    from pytest_citebench.stubserver import StubServer
+    from pytest_citebench.testing.stubserver import StubServer
 
     shutil.copytree(TINY_SUITE, pytester.path / "suites" / "tiny")
     monkeypatch.setenv("CITEBENCH_RERANKER", str(trained[0]))

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import BudgetExceeded, CassetteMiss, ProviderError, ResponseError
-from pytest_citebench.tasks.base import Hint, Message
 
 LOCAL_PREFIX = "citebench/"
 DEFAULT_MODEL = "citebench/bm25"

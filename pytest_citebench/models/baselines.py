@@ -33,6 +33,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pytest_citebench.api import Hint
+from pytest_citebench.papers.arxeval.tasks import ARXEVAL_TASKS, arxeval_answer
+from pytest_citebench.papers.guard import tasks as guard_tasks
 from pytest_citebench.retrieval import (
     CorpusPaper,
     Field,
@@ -43,9 +46,6 @@ from pytest_citebench.retrieval import (
     get_retriever,
     tokens,
 )
-from pytest_citebench.tasks import guard as guard_tasks
-from pytest_citebench.tasks.arxeval import ARXEVAL_TASKS, arxeval_answer
-from pytest_citebench.tasks.base import Hint
 
 # Abstention floors, per retriever and task, each on a scale that does not drift with corpus size:
 # * bm25: share of the query's distinct words found in the best match ("coverage"). Not the BM25

@@ -9,9 +9,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_citebench.api import Hint
 from pytest_citebench.errors import ResponseError
 from pytest_citebench.models import LOCAL_PREFIX, local_answer, offline_environment
-from pytest_citebench.tasks.base import Hint
 
 _RETRYABLE = (
     "RateLimitError",

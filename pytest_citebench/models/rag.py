@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pytest_citebench.api import Hint, Message, NamedTemplate
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models import Model
-from pytest_citebench.tasks.base import Hint, Message, NamedTemplate
 
 RAG_KINDS = ("naive", "advanced")
 DEFAULT_K = {"naive": 2, "advanced": 40}

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_citebench.api import Aggregate
     from pytest_citebench.compare import Comparison
     from pytest_citebench.gates import Gate, GateResult
-    from pytest_citebench.report import Aggregate
     from pytest_citebench.reports.headline import Verdict
 
 # An absolute path (POSIX, home-relative or a Windows drive) of at least two parts, not inside a

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_citebench.report import _HEADERS, Aggregate, Stat, _is_raw, table_metrics
+from pytest_citebench.api import Aggregate, Stat
+from pytest_citebench.report import _HEADERS, _is_raw, table_metrics
 
 # Metrics never charted: counts, not rates.
 _NOT_CHARTED = {"errors", "n"}
@@ -235,7 +236,7 @@ def guard_curves(records: Sequence[Mapping[str, Any]]) -> list[GuardCurve]:
             groups[(r["model"], r["suite"])].append(r)
     if not groups:
         return []
-    from pytest_citebench.guard.stats import conformal_threshold, conformal_trials
+    from pytest_citebench.papers.guard.stats import conformal_threshold, conformal_trials
 
     curves = []
     for (model, suite), rows in sorted(groups.items()):

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_citebench.metrics.stats import wilson_ci
 
 if TYPE_CHECKING:
+    from pytest_citebench.api import Aggregate, Stat
     from pytest_citebench.compare import Comparison
     from pytest_citebench.gates import Gate, GateResult
-    from pytest_citebench.report import Aggregate, Stat
 
 # The outcome shares of the headline, in the order a reader wants them: good, worst, then the
 # ways of saying nothing wrong without being right.
@@ -51,7 +51,7 @@ GATE_FAILED = "gate failed"
 
 
 def _task(name: str) -> Any:
-    from pytest_citebench.tasks import registry
+    from pytest_citebench import registry
 
     try:
         return registry.get(name)
@@ -66,7 +66,7 @@ def has_outcome_shares(task: str) -> bool:
 
 def share(counts: Mapping[str, int], outcome: str) -> Stat:
     """The share of ``outcome`` among the scored (non-error) items, Wilson 95% CI."""
-    from pytest_citebench.report import Stat
+    from pytest_citebench.api import Stat
 
     n = sum(v for k, v in counts.items() if k != "error")
     k = counts.get(outcome, 0)

@@ -46,10 +46,22 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from pytest_citebench.api import (
+    Attempt,
+    Generate,
+    Hint,
+    ItemScore,
+    Message,
+    NamedTemplate,
+    Outcome,
+    Sample,
+    ScoredStage,
+    Task,
+)
 from pytest_citebench.doi.extract import extract_title_doi_pairs, normalize_doi
 from pytest_citebench.doi.resolve import (
     BaseResolver,
@@ -62,23 +74,11 @@ from pytest_citebench.doi.resolve import (
 )
 from pytest_citebench.doi.titles import DEFAULT_THRESHOLD
 from pytest_citebench.errors import CitebenchError
-from pytest_citebench.suites import Item
-from pytest_citebench.tasks import registry
-from pytest_citebench.tasks.base import (
-    Attempt,
-    Generate,
-    Hint,
-    ItemScore,
-    Message,
-    NamedTemplate,
-    Outcome,
-    Stage,
-)
-from pytest_citebench.tasks.parsing import is_abstention
+from pytest_citebench.parsing import is_abstention
 
 if TYPE_CHECKING:
+    from pytest_citebench.api import Aggregate, Stat
     from pytest_citebench.metrics.similarity import SimilarityBatcher
-    from pytest_citebench.report import Aggregate, Stat
 
 PAPER = "ArxEval: Evaluating the Retrieval and Generation of Language Models for Scientific Papers"
 ARXEVAL_TASKS: tuple[str, ...] = ("jumbled", "mixed")
@@ -183,18 +183,6 @@ def declines(raw: str) -> bool:
 # --- stages that carry their numbers -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScoredStage(Stage):
-    """A stage plus what ``solve`` computed about it (similarities, DOI checks).
-
-    Computing in ``solve`` keeps ``score`` cheap and lets the slow parts (the encoder, registry
-    lookups) run off the engine's event loop. ``details`` is plain JSON: the runner ``asdict``s
-    stages into the results file and across xdist workers.
-    """
-
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
 def _details(attempt: Attempt) -> Mapping[str, Any]:
     final = attempt.final
     return final.details if isinstance(final, ScoredStage) else {}
@@ -227,7 +215,7 @@ async def similarity_scores(answer: str, abstract: str) -> dict[str, float]:
     return scores.to_dict()
 
 
-class Jumbled:
+class Jumbled(Task):
     """Tell me about this research paper: <jumbled title>; scored against the true abstract."""
 
     name = "jumbled"
@@ -242,10 +230,10 @@ class Jumbled:
     def __init__(self, threshold: float = JUMBLED_THRESHOLD) -> None:
         self.threshold = threshold
 
-    def messages(self, item: Item) -> list[Message]:
+    def messages(self, item: Sample) -> list[Message]:
         return [Message("user", JUMBLED_PROMPT.render(title=item["jumbled_title"]))]
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         hint = Hint(self.name, item["jumbled_title"], item.suite, suite_corpus)
         raw = await generate(self.messages(item), hint=hint)
         answer = raw.strip()
@@ -258,7 +246,7 @@ class Jumbled:
         details = await similarity_scores(answer, item["abstract"])
         return Attempt((ScoredStage(self.name, raw, answer, False, details),))
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         expected = item["title"]
         if attempt.final.abstained:
             return ItemScore("abstained", expected, {}, "the model declined")
@@ -459,7 +447,7 @@ def live_resolver(config: DoiConfig) -> Resolver:
     return ItemLiveResolver(mailto=config.mailto, threshold=config.threshold, **urls)
 
 
-def item_resolver(item: Item, corpus: str | None, config: DoiConfig) -> BaseResolver:
+def item_resolver(item: Sample, corpus: str | None, config: DoiConfig) -> BaseResolver:
     if config.mode == "live":
         return live_resolver(config)
     gold = {str(item[f"doi{i}"]): str(item[f"title{i}"]) for i in (1, 2) if item[f"doi{i}"]}
@@ -521,7 +509,7 @@ def _check_record(check: DOICheck) -> dict[str, Any]:
     }
 
 
-class Mixed:
+class Mixed(Task):
     """Tell me 2 papers related to this ... Title and DOI: <two titles' words shuffled>."""
 
     name = "mixed"
@@ -536,10 +524,10 @@ class Mixed:
     metrics = MIXED_METRICS
     set_metric_docs = MIXED_SET_METRICS
 
-    def messages(self, item: Item) -> list[Message]:
+    def messages(self, item: Sample) -> list[Message]:
         return [Message("user", MIXED_PROMPT.render(title=item["mixed_title"]))]
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         config = doi_config()
         hint = Hint(self.name, item["mixed_title"], item.suite, suite_corpus)
         raw = await generate(self.messages(item), hint=hint)
@@ -563,10 +551,10 @@ class Mixed:
         }
         return Attempt((ScoredStage(self.name, raw, answer or raw.strip(), False, details),))
 
-    def expected(self, item: Item) -> str:
+    def expected(self, item: Sample) -> str:
         return " ; ".join(f"{item[f'title{i}']} (doi:{item[f'doi{i}']})" for i in (1, 2))
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         """Outcome from the DOI checks ``solve`` made (rules in the module docstring)."""
         expected = self.expected(item)
         if attempt.final.abstained:
@@ -675,8 +663,8 @@ def ratio_ci(
 
 def table5(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
     """The paper's Table 5 columns, pooled over DOIs, plus prompt adherence over items."""
+    from pytest_citebench.api import Stat
     from pytest_citebench.metrics.stats import wilson_ci
-    from pytest_citebench.report import Stat
 
     counts = [_counts(r) for r in records]
     given = sum(c[0] for c in counts)
@@ -803,5 +791,6 @@ def arxeval_answer(hint: Hint, options: Mapping[str, Any], search: Search) -> st
     return "\n".join(lines) if lines else "pass"
 
 
-JUMBLED = registry.register(Jumbled())
-MIXED = registry.register(Mixed())
+JUMBLED = Jumbled()
+MIXED = Mixed()
+TASKS = (JUMBLED, MIXED)

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.guard import conformal_k, conformal_threshold, get_verifier
-from pytest_citebench.guard._text import bm25_rank, content_terms
-from pytest_citebench.tasks.guard import parse_label, passage_sentences
+from pytest_citebench.papers.guard._text import bm25_rank, content_terms
+from pytest_citebench.papers.guard.stats import conformal_k, conformal_threshold
+from pytest_citebench.papers.guard.tasks import parse_label, passage_sentences
+from pytest_citebench.papers.guard.verifiers import get_verifier
 
 __all__ = [
     "BuiltSuite",

@@ -12,7 +12,7 @@ from another host.
 
 Example::
 
-    from pytest_citebench.stubserver import Fault, StubServer
+    from pytest_citebench.testing.stubserver import Fault, StubServer
 
     with StubServer(latency=0.05, faults=[Fault("status", status=429, retry_after=1)]) as srv:
         litellm.completion(model="openai/stub", api_base=srv.url, api_key="sk-test", ...)
@@ -681,7 +681,7 @@ def _split_words(text: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve a stub on loopback until Ctrl-C, for manual demos and ad-hoc client testing."""
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_citebench.stubserver",
+        prog="python -m pytest_citebench.testing.stubserver",
         description="OpenAI-compatible loopback stub server (binds 127.0.0.1 only).",
     )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0 = ephemeral)")

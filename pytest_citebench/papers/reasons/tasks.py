@@ -12,13 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_citebench.metrics.attribution import bleu4, token_f1
-from pytest_citebench.metrics.hallucination import hr_code, hr_paper
-from pytest_citebench.metrics.text import normalize
-from pytest_citebench.suites import Item
-from pytest_citebench.tasks import registry
-from pytest_citebench.tasks.authors import compare_authors, parse_authors
-from pytest_citebench.tasks.base import (
+from pytest_citebench.api import (
     Attempt,
     Generate,
     Hint,
@@ -26,9 +20,15 @@ from pytest_citebench.tasks.base import (
     Message,
     NamedTemplate,
     Outcome,
+    Sample,
     Stage,
+    Task,
 )
-from pytest_citebench.tasks.parsing import (
+from pytest_citebench.metrics.attribution import bleu4, token_f1
+from pytest_citebench.metrics.hallucination import hr_code, hr_paper
+from pytest_citebench.metrics.text import normalize
+from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
+from pytest_citebench.parsing import (
     clean_authors,
     clean_title,
     final_text,
@@ -168,7 +168,7 @@ def stage(name: str, raw: str, clean: object) -> Stage:
 _STAGE_GIVEN = {"abstract": "cited_abstract", "authors": "cited_authors"}
 
 
-class _Reasons:
+class _Reasons(Task):
     """Shared by the REASONS tasks: what the gold is, how an answer is cleaned and compared."""
 
     name: str
@@ -177,7 +177,7 @@ class _Reasons:
     fields: Mapping[str, type | tuple[type, ...]] = REASONS_FIELDS
     metrics = REASONS_METRICS
 
-    def messages(self, item: Item) -> list[Message]:
+    def messages(self, item: Sample) -> list[Message]:
         if self.kind == "direct":
             return [
                 Message("system", DIRECT_SYSTEM.render(cited_title=item["cited_title"])),
@@ -188,18 +188,18 @@ class _Reasons:
             Message("user", item["sentence"]),
         ]
 
-    def expected(self, item: Item) -> str:
+    def expected(self, item: Sample) -> str:
         return str(item["cited_authors"] if self.kind == "direct" else item["cited_title"])
 
     def parse(self, name: str, raw: str) -> Stage:
         return stage(name, raw, clean_authors if self.kind == "direct" else clean_title)
 
-    def is_correct(self, item: Item, answer: str) -> bool:
+    def is_correct(self, item: Sample, answer: str) -> bool:
         if self.kind == "direct":
             return same_authors(answer, item["cited_authors"])
         return normalize(answer) == normalize(item["cited_title"])
 
-    def _prompt_texts(self, item: Item, stage_name: str) -> tuple[list[str], list[str]]:
+    def _prompt_texts(self, item: Sample, stage_name: str) -> tuple[list[str], list[str]]:
         """(sources, instructions) of the prompt this stage answered: what an echo repeats."""
         if self.kind == "direct":
             sources = [item["cited_title"]]
@@ -212,7 +212,7 @@ class _Reasons:
             instructions += [t.text for (kind, _), t in ESCALATION.items() if kind == self.kind]
         return sources, instructions
 
-    def judge(self, item: Item, stage: Stage) -> Judgement:
+    def judge(self, item: Sample, stage: Stage) -> Judgement:
         """The outcome of one stage's raw answer (the rules: docs/outcomes.md)."""
         if stage.abstained or is_abstention(stage.raw):
             return Judgement("abstained", "the model wrote 'pass'", "pass")
@@ -221,21 +221,21 @@ class _Reasons:
             return _judge_direct(item, stage.raw, sources, instructions)
         return _judge_indirect(item, stage.raw, sources, instructions)
 
-    def hint(self, item: Item, corpus: str | None, **extra: str) -> Hint:
+    def hint(self, item: Sample, corpus: str | None, **extra: str) -> Hint:
         remember_corpus(item.suite, corpus)
         query = item["cited_title"] if self.kind == "direct" else item["sentence"]
         return Hint(self.kind, query, item.suite, corpus, extra)
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         raw = await generate(self.messages(item), hint=self.hint(item, suite_corpus))
         return Attempt((self.parse(self.kind, raw),))
 
-    def restage(self, item: Item, attempt: Attempt, corpus: str | None) -> Attempt:
+    def restage(self, item: Sample, attempt: Attempt, corpus: str | None) -> Attempt:
         """Every recorded stage parsed again from its raw text (``rescore``)."""
         remember_corpus(item.suite, corpus)
         return Attempt(tuple(self.parse(s.name, s.raw) for s in attempt.stages))
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         """Scored from the final stage's *raw* text, so a rescore applies today's parser."""
         final = attempt.final
         expected = self.expected(item)
@@ -277,7 +277,7 @@ class Escalating(_Reasons):
                 "(the paper's rule); not achievable in deployment"
             )
 
-    def _escalate(self, item: Item, current: Stage) -> bool:
+    def _escalate(self, item: Sample, current: Stage) -> bool:
         """Deployable: escalate what names nothing (a pass or an unanswered reply); the oracle
         also escalates every answer that is not correct."""
         outcome = self.judge(item, current).outcome
@@ -285,7 +285,7 @@ class Escalating(_Reasons):
             return True
         return self.oracle and outcome != "correct"
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         messages = self.messages(item)
         raw = await generate(messages, hint=self.hint(item, suite_corpus))
         stages = [self.parse(self.kind, raw)]
@@ -332,7 +332,7 @@ def _title_pattern(title_words: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _judge_direct(
-    item: Item, raw: str, sources: Sequence[str], instructions: Sequence[str]
+    item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
     text = clean_authors(raw)
     if not has_letters(text):
@@ -410,7 +410,7 @@ def corpus_titles(suite: str) -> frozenset[str]:
 
 
 def _judge_indirect(
-    item: Item, raw: str, sources: Sequence[str], instructions: Sequence[str]
+    item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
     candidates = title_candidates(raw)
     if not candidates:
@@ -456,5 +456,3 @@ TASKS = (
     Escalating("sid", "indirect", ("abstract", "authors"), oracle=False),
     Escalating("sid_oracle", "indirect", ("abstract", "authors"), oracle=True),
 )
-for _task in TASKS:
-    registry.register(_task)

@@ -40,22 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from pytest_citebench.errors import ProviderError, ResponseError
-from pytest_citebench.guard import (
-    bootstrap_ci,
-    conformal_k,
-    conformal_threshold,
-    conformal_trials,
-    get_verifier,
-    guard_answer,
-    matched_catch_frontier,
-    recall_at_k,
-)
-from pytest_citebench.guard._text import bm25_rank
-from pytest_citebench.guard.verifiers import JUDGE_PROMPT, Verifier, VerifierUnavailable
-from pytest_citebench.suites import Item
-from pytest_citebench.tasks import registry
-from pytest_citebench.tasks.base import (
+from pytest_citebench.api import (
     Attempt,
     Generate,
     Hint,
@@ -63,12 +48,31 @@ from pytest_citebench.tasks.base import (
     Message,
     NamedTemplate,
     Outcome,
+    Sample,
     Stage,
+    Task,
 )
-from pytest_citebench.tasks.parsing import is_abstention
+from pytest_citebench.errors import ProviderError, ResponseError
+from pytest_citebench.papers.guard._text import bm25_rank
+from pytest_citebench.papers.guard.answers import guard_answer
+from pytest_citebench.papers.guard.stats import (
+    bootstrap_ci,
+    conformal_k,
+    conformal_threshold,
+    conformal_trials,
+    matched_catch_frontier,
+    recall_at_k,
+)
+from pytest_citebench.papers.guard.verifiers import (
+    JUDGE_PROMPT,
+    Verifier,
+    VerifierUnavailable,
+    get_verifier,
+)
+from pytest_citebench.parsing import is_abstention
 
 if TYPE_CHECKING:
-    from pytest_citebench.report import Aggregate, Stat
+    from pytest_citebench.api import Aggregate, Stat
 
 PAPER = (
     "citation-guard: Goo, Kim, Han, Jo, Kim, Kim, Evaluating and Guarding Citation Faithfulness "
@@ -169,7 +173,7 @@ def parse_ranking(raw: str, n_candidates: int) -> list[int]:
     return out
 
 
-def _passages(item: Item) -> dict[int, str]:
+def _passages(item: Sample) -> dict[int, str]:
     """An item's ``passages`` as ``{1: text, 2: text, ...}`` (the [n] numbering of prompts)."""
     value = item["passages"]
     if not value or not all(isinstance(p, str) for p in value):
@@ -208,14 +212,14 @@ def judge_messages(claim: str, passage: str) -> list[Message]:
 # --------------------------------------------------------------------------- verify / calibrate
 
 
-def _threshold(item: Item) -> float:
+def _threshold(item: Sample) -> float:
     value = item.fields.get("threshold", DEFAULT_THRESHOLD)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise ResponseError(f"item {item.id!r}: 'threshold' must be a number in [0, 1]")
     return float(value)
 
 
-async def _ask_score(item: Item, generate: Generate, task: str) -> Stage:
+async def _ask_score(item: Sample, generate: Generate, task: str) -> Stage:
     """One verifier call: the judge prompt to a remote model, (claim, passage) to a local one.
 
     The stage's answer reads ``supported (score 0.81)`` for ``verify`` (the verdict at the
@@ -252,7 +256,7 @@ def _verdict(supported: bool) -> str:
     return "supported" if supported else "unsupported"
 
 
-class Verify:
+class Verify(Task):
     """Verifier validation on gold: is ``P(supported) > threshold`` the gold label?
 
     Items: ``claim``, ``passage`` (the whole cited passage: truncation inflated the unsupported
@@ -276,10 +280,10 @@ class Verify:
         "auc": "verify: ROC-AUC of the verifier score against gold (threshold-free), bootstrap",
     }
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         return Attempt((await _ask_score(item, generate, self.name),))
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         gold = parse_label(item["label"])
         expected = _verdict(gold)
         stage = attempt.final
@@ -304,7 +308,7 @@ class Verify:
         return _verify_summary(aggregates, records)
 
 
-class Calibrate:
+class Calibrate(Task):
     """Calibration points for the split-conformal flag rule; no per-item decision is made.
 
     Items: ``label`` plus either ``score`` (precomputed by the verifier that produced the
@@ -328,7 +332,7 @@ class Calibrate:
         "tau": "calibrate: the conformal threshold tau(alpha) from all unsupported scores",
     }
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         if "score" in item.fields:
             value = item["score"]
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -344,7 +348,7 @@ class Calibrate:
             )
         return Attempt((await _ask_score(item, generate, self.name),))
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         gold = parse_label(item["label"])
         stage = attempt.final
         if stage.abstained:
@@ -372,14 +376,14 @@ def _scored(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _stat(interval: Any, n: int) -> Stat:
-    from pytest_citebench.report import Stat
+    from pytest_citebench.api import Stat
 
     estimate, low, high = interval
     return Stat(float(estimate), float(low), float(high), n)
 
 
 def _nan_stat(n: int = 0) -> Stat:
-    from pytest_citebench.report import Stat
+    from pytest_citebench.api import Stat
 
     return Stat(math.nan, math.nan, math.nan, n)
 
@@ -545,7 +549,7 @@ def environment_problems() -> list[str]:
             problems.append(f"{name}={value}: must be at least 1")
     verifier = os.environ.get("CITEBENCH_GUARD_VERIFIER", "").strip()
     if verifier:
-        from pytest_citebench.guard.verifiers import available_verifiers
+        from pytest_citebench.papers.guard.verifiers import available_verifiers
 
         if verifier not in available_verifiers():
             problems.append(
@@ -572,7 +576,7 @@ def _n_cal(n_unsupported: int, wanted: int | None) -> int | None:
 
 def calibration_stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
     """catch_rate / flag_rate (held-out, repeated splits) and tau at the primary alpha."""
-    from pytest_citebench.report import Stat
+    from pytest_citebench.api import Stat
 
     settings = calibration_settings()
     unsupported, supported = _split_scores(records)
@@ -601,7 +605,7 @@ def calibration_stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
 # --------------------------------------------------------------------------- reattribute
 
 
-class Reattribute:
+class Reattribute(Task):
     """Re-attribution: rank candidate passages for a claim; is the gold passage on top?
 
     Items: ``claim``, ``passages`` (list of strings, numbered from 1 in the prompt), ``gold``
@@ -621,7 +625,7 @@ class Reattribute:
         "recall_at_5": "reattribute: share of claims whose gold passage is in the top 5 (Wilson)",
     }
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         passages = _passages(item)
         prompt = REATTRIBUTE_PROMPT.render(claim=item["claim"], passages=_numbered(passages))
         hint = Hint(
@@ -635,7 +639,7 @@ class Reattribute:
             raise ResponseError(f"no passage number in the ranking {raw.strip()[:200]!r}")
         return Attempt((Stage("rank", raw, ", ".join(map(str, ranking)), False),))
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         gold = int(item["gold"])
         n = len(item["passages"])
         if not 1 <= gold <= n:
@@ -674,7 +678,7 @@ def _ranks(records: Sequence[Mapping[str, Any]]) -> list[int | None]:
 # --------------------------------------------------------------------------- guard
 
 
-def guard_config(item: Item) -> tuple[str, float, float | None]:
+def guard_config(item: Sample) -> tuple[str, float, float | None]:
     """(verifier name, tau, alpha) for a guard item.
 
     From the item (``verifier``, default ``lexical``; ``tau``; optional ``alpha`` for the
@@ -710,7 +714,7 @@ def _env_guard_config() -> tuple[str, float, None] | None:
     return None
 
 
-class Guard:
+class Guard(Task):
     """The guard on generated answers: split into cited sentences, verify, re-attribute, flag.
 
     Items: ``question``, ``passages``, ``tau`` and optionally ``verifier`` (default
@@ -739,7 +743,7 @@ class Guard:
         "item bootstrap 95% CI); relative to the named verifier and tau",
     }
 
-    async def solve(self, item: Item, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         passages = _passages(item)
         guard_config(item)  # a bad configuration fails before the model is called
         prompt = GUARD_PROMPT.render(question=item["question"], passages=_numbered(passages))
@@ -753,11 +757,11 @@ class Guard:
         raw = await generate([Message("user", prompt)], hint=hint)
         return self.audit(item, raw)
 
-    def restage(self, item: Item, attempt: Attempt, corpus: str | None) -> Attempt:
+    def restage(self, item: Sample, attempt: Attempt, corpus: str | None) -> Attempt:
         """Verify the recorded raw answer again under today's rules (``rescore``)."""
         return self.audit(item, attempt.final.raw)
 
-    def audit(self, item: Item, raw: str) -> Attempt:
+    def audit(self, item: Sample, raw: str) -> Attempt:
         """The guard on one raw answer: echo removed, citations verified and flagged."""
         passages = _passages(item)
         verifier_name, tau, alpha = guard_config(item)
@@ -789,7 +793,7 @@ class Guard:
             )
         )
 
-    def score(self, item: Item, attempt: Attempt) -> ItemScore:
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         audit = json.loads(attempt.stages[0].raw)
         citations = audit["citations"]
         tau = float(audit["tau"])
@@ -897,7 +901,7 @@ def own_answer(raw: str, question: str, passages: Mapping[int, str]) -> str:
 
 def uncited_sentences(answer: str) -> int:
     """Sentences of the answer with words but no [n] marker (the prompt asks for one on each)."""
-    from pytest_citebench.guard.guard import _GROUP, _sentence_spans
+    from pytest_citebench.papers.guard.answers import _GROUP, _sentence_spans
 
     count = 0
     for start, end in _sentence_spans(answer):
@@ -915,7 +919,7 @@ def _jsonable(record: dict[str, Any]) -> dict[str, Any]:
 def unsupported_rate(records: Sequence[Mapping[str, Any]]) -> Stat:
     """Flagged / all citations over answers that cite, with an item (cluster) bootstrap CI:
     citations of one answer are not independent, so whole answers are resampled."""
-    from pytest_citebench.report import Stat
+    from pytest_citebench.api import Stat
 
     rows = sorted(
         (r for r in records if (r.get("metrics") or {}).get("citations", 0) > 0),
@@ -1403,8 +1407,6 @@ def _guard_summary(
 
 
 TASKS = (Verify(), Calibrate(), Reattribute(), Guard())
-for _task in TASKS:
-    registry.register(_task)
 
 __all__ = [
     "EXCHANGEABILITY_WARNING",

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from pytest_citebench.guard._text import (
+from pytest_citebench.papers.guard._text import (
     content_terms,
     sliding_windows,
     split_to_token_budget,

@@ -1,9 +1,10 @@
 """The deployable guard: verify each cited sentence, re-attribute, flag.
 
 Given an answer citing provided passages as ``[n]``, ``[n, m]`` or ``[n-m]``, every (sentence,
-cited passage) pair is scored by a :class:`~pytest_citebench.guard.verifiers.Verifier`; a citation
-whose score is ``<= tau`` (ties flagged; ``tau`` typically from
-:func:`~pytest_citebench.guard.stats.conformal_threshold`) is rewritten as ``[n UNVERIFIED]``.
+cited passage) pair is scored by a :class:`~pytest_citebench.papers.guard.verifiers.Verifier`;
+a citation whose score is ``<= tau`` (ties flagged; ``tau`` typically from
+:func:`~pytest_citebench.papers.guard.stats.conformal_threshold`) is rewritten as
+``[n UNVERIFIED]``.
 The claim text is never changed or removed: the guard triages for a human reviewer, it does not
 judge conclusions. Re-attribution ranks all provided passages with BM25 and reports the best
 alternative; it only *proposes* (a lexical ranker cannot tell support from contradiction), and
@@ -17,8 +18,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pytest_citebench.guard._text import bm25_rank
-from pytest_citebench.guard.verifiers import Verifier
+from pytest_citebench.papers.guard._text import bm25_rank
+from pytest_citebench.papers.guard.verifiers import Verifier
 
 __all__ = [
     "CitationRecord",

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pytest_citebench.suites import Item
+from pytest_citebench.api import Sample
 
 # transform name -> the item field it replaces
 SWAPS = {"title": "citing_title", "abstract": "cited_abstract"}
@@ -33,8 +33,8 @@ JACCARD_FLOOR = 0.3
 class Swapped:
     """One item after the transform: the new item, or None with the reason it was skipped."""
 
-    item: Item | None
-    original: Item
+    item: Sample | None
+    original: Sample
     similarity: float
     reason: str = ""
 
@@ -102,7 +102,7 @@ def _cache_path(cache_dir: Path, values: Sequence[str], threshold: float) -> Pat
 
 
 def swap(
-    items: Sequence[Item],
+    items: Sequence[Sample],
     kind: str,
     *,
     threshold: float = DEFAULT_THRESHOLD,

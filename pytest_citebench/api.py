@@ -1,0 +1,388 @@
+"""The seams between the core and a paper: what a task gets, what it returns, what it declares.
+
+A paper (``pytest_citebench.papers.<name>`` or a third-party package) is a :class:`Paper` holding
+its :class:`Task` objects and the optional parts the core asks it for: report sections, extra
+pytest options, CLI subcommands, suite variants, offline answerers. The core names no paper; it
+reaches every paper through these types and :mod:`pytest_citebench.registry`.
+
+A task is three things (inspect_ai's shape): a prompt built from a :class:`Sample`, a ``solve``
+that talks to a model through ``generate`` (one call for most tasks, an escalating conversation
+for SID), and a pure ``score``. The records are frozen dataclasses so they cross an xdist
+boundary as JSON. This module imports nothing from the rest of the package, so every layer can
+depend on it without a circle.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    import pytest
+
+Outcome = Literal["correct", "partial", "abstained", "unanswered", "hallucinated", "error"]
+#: Every outcome, best to worst for a reader: *correct*; *partial* (nothing invented but
+#: incomplete); *abstained* (an explicit pass); *unanswered* (a reply that names no citation:
+#: empty, an echo of the prompt, a template placeholder, prose with no title-, name- or DOI-like
+#: span); *hallucinated* (at least one citation element invented or wrong); *error*. Only
+#: *hallucinated* says the model invented something; it is never given to output naming nothing.
+#: The rules per task, with examples, are in docs/outcomes.md.
+OUTCOMES: tuple[Outcome, ...] = (
+    "correct",
+    "partial",
+    "abstained",
+    "unanswered",
+    "hallucinated",
+    "error",
+)
+#: Bumped whenever a scoring rule changes what an outcome or a metric would be for the same raw
+#: answer. Records carry it; a baseline scored under another version is not compared (rescore
+#: it: ``python -m pytest_citebench rescore RESULTS``). Records without it were scored by "1".
+SCORER_VERSION = "3"
+#: The scorer version of a record that carries none (written before versions were stamped).
+LEGACY_SCORER_VERSION = "1"
+
+FieldType = type | tuple[type, ...]
+
+
+# --------------------------------------------------------------------------- what a task reads
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One record of a suite; ``fields`` is the validated JSON object as written.
+
+    Named ``Sample`` (inspect_ai's word) so it never reads as a ``pytest.Item``; ``line`` is the
+    record's line in ``items.jsonl``, for errors a contributor can act on.
+    """
+
+    suite: str
+    id: str
+    fields: Mapping[str, Any]
+    line: int
+
+    def __getitem__(self, key: str) -> Any:
+        return self.fields[key]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Hint:
+    """The structured query behind a prompt.
+
+    Remote models never see it (they get only the messages); the built-in retrieval baselines use
+    it instead of parsing their own prompt back apart.
+    """
+
+    task: str
+    query: str
+    suite: str
+    corpus: str | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+class Generate(Protocol):
+    """The model as a task sees it: messages in, raw text out (the hint goes to local models)."""
+
+    def __call__(self, messages: Sequence[Message], *, hint: Hint) -> Awaitable[str]: ...
+
+
+@dataclass(frozen=True)
+class NamedTemplate:
+    """A prompt written once, referred to by name in reports and docs."""
+
+    name: str
+    text: str
+
+    def render(self, **values: str) -> str:
+        return string.Template(self.text).substitute(values)
+
+
+# --------------------------------------------------------------------------- what a task returns
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One model call of a task: its name, the raw text and what the parser made of it."""
+
+    name: str
+    raw: str
+    answer: str
+    abstained: bool
+
+
+@dataclass(frozen=True)
+class ScoredStage(Stage):
+    """A stage plus what ``solve`` computed about it (similarities, DOI checks).
+
+    Computing in ``solve`` keeps ``score`` cheap and lets the slow parts (an encoder, registry
+    lookups) run off the engine's event loop. ``details`` is plain JSON: the runner ``asdict``s
+    stages into the results file and across xdist workers, and ``rescore`` rebuilds them.
+    """
+
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """Every stage of one item, in order; the last one is the answer that is scored."""
+
+    stages: tuple[Stage, ...]
+
+    @property
+    def final(self) -> Stage:
+        return self.stages[-1]
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    """A task's verdict on one item."""
+
+    outcome: Outcome
+    expected: str
+    metrics: Mapping[str, float]
+    # One line a reader can check the outcome against ("names 2 of 3 gold authors, none
+    # invented"); empty only for tasks that have nothing to add to the outcome itself.
+    reason: str = ""
+
+
+def stage_dicts(attempt: Attempt) -> list[dict[str, Any]]:
+    """The stages as the results file stores them."""
+    return [asdict(stage) for stage in attempt.stages]
+
+
+# --------------------------------------------------------------------------- aggregates
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 6)
+
+
+@dataclass(frozen=True)
+class Stat:
+    """A number with its confidence interval and the count behind it (NaN when undefined)."""
+
+    value: float
+    lo: float
+    hi: float
+    n: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": _num(self.value), "ci": [_num(self.lo), _num(self.hi)], "n": self.n}
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Every metric of one (model, suite, task), optionally of one final stage of it."""
+
+    model: str
+    suite: str
+    task: str
+    counts: Mapping[str, int]
+    metrics: Mapping[str, Stat] = field(default_factory=dict)
+    # Set for the per-final-stage breakdown of escalating tasks; None for the task as a whole.
+    stage: str | None = None
+    label: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.model, self.suite, self.task, self.stage or "")
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "type": "aggregate",
+            "model": self.model,
+            "suite": self.suite,
+            "task": self.task,
+            "counts": dict(self.counts),
+            "metrics": {k: v.to_json() for k, v in self.metrics.items()},
+        }
+        if self.stage is not None:
+            record["stage"] = self.stage
+        if self.label:
+            record["label"] = self.label
+        return record
+
+
+#: What a paper's report hook reads: the item records (dicts, as in the results file) and the
+#: aggregates the core computed from them.
+Records = Sequence[Mapping[str, Any]]
+
+
+# --------------------------------------------------------------------------- report sections
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart the core draws (``reports.svg``) in the HTML report; Markdown leaves it out.
+
+    ``kind`` picks the drawing function and ``data`` holds its arguments, so a paper describes a
+    chart without writing SVG: ``grouped_bars(title, categories, series, values)``,
+    ``stacked_bars(title, bars, parts)``, ``line_chart(title, x_label, xs, lines)``.
+    """
+
+    kind: Literal["grouped_bars", "stacked_bars", "line_chart"]
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A paper's own view of a run (a table from the paper, say), shown by every report.
+
+    The core renders it once per format: the terminal summary, Markdown and HTML all draw
+    ``headers``/``rows`` with the same table helper; ``charts`` appear in HTML only.
+    ``numeric_from`` is the first right-aligned column.
+    """
+
+    key: str
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+    charts: tuple[Chart, ...] = ()
+    numeric_from: int = 0
+    # Shown in the terminal summary too (a wide or chart-only section may prefer HTML only).
+    terminal: bool = True
+
+
+# --------------------------------------------------------------------------- the task
+
+
+class Search(Protocol):
+    """The built-in retrieval baseline's search, offered to a task's own offline answerer."""
+
+    def __call__(self, query: str, k: int) -> Sequence[Any]: ...
+
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+class Task:
+    """A task: subclass it, set the four class attributes, implement ``solve`` and ``score``.
+
+    Every other member has a default that means "nothing special", so a minimal task is a dozen
+    lines, and mypy checks every override against the signatures here.
+    """
+
+    #: Plain name (letters, digits, ``.-_``): it is in test ids, gates, cassette paths and reports.
+    name: str
+    #: The paper's citation line, shown in reports.
+    paper: str
+    #: Fields every sample of a suite running this task must have, with their JSON types.
+    fields: Mapping[str, FieldType]
+    #: Per-item numbers (name -> what it means); aggregated as means over answered items.
+    metrics: Mapping[str, str] = _EMPTY
+    #: Shown beside the task in every report (e.g. that a protocol is an oracle).
+    label: str = ""
+    #: Stage names of an escalating task; with more than one, aggregates also go per final stage.
+    stages: tuple[str, ...] = ()
+    #: False for tasks judged only by their set metrics (verify, calibrate, reattribute), whose
+    #: correct/hallucinated split is no citation verdict: reports leave their outcome shares out.
+    outcome_shares: bool = True
+    #: Metrics of the whole group that are not means of per-item numbers (name -> meaning).
+    set_metric_docs: Mapping[str, str] = _EMPTY
+    #: One sample for ``new-suite`` to write into a fresh suite (None: the task cannot scaffold).
+    example: Mapping[str, Any] | None = None
+
+    async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+        """Ask the model (once, or escalating) and parse what it said."""
+        raise NotImplementedError
+
+    def score(self, item: Sample, attempt: Attempt) -> ItemScore:
+        """The verdict on one attempt: pure, so ``rescore`` can re-run it on stored answers."""
+        raise NotImplementedError
+
+    def restage(self, item: Sample, attempt: Attempt, corpus: str | None) -> Attempt:
+        """Re-derive parsed stages from stored raw text under today's parser (``rescore``)."""
+        return attempt
+
+    def set_metrics(self, records: Records) -> dict[str, Stat]:
+        """Metrics of a whole (model, suite, task) group, named in ``set_metric_docs``."""
+        return {}
+
+    def summary_lines(self, aggregates: Sequence[Aggregate], records: Records) -> list[str]:
+        """Extra lines for the terminal summary, printed once under the task's own heading."""
+        return []
+
+    def offline_answer(
+        self, kind: str, hint: Hint, options: Mapping[str, Any], search: Search
+    ) -> str | None:
+        """How the built-in ``citebench/<kind>`` baseline answers this task, or None to let it
+        answer the core way (a corpus search for the cited paper's title or authors)."""
+        return None
+
+
+# --------------------------------------------------------------------------- the paper
+
+
+#: An offline model of a paper's own (``citebench/<name>``): the hint and the model's options in,
+#: the raw answer out.
+AnswerFn = Callable[[Hint, dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """One sample of a derived suite: the new sample, or None with the reason it was skipped."""
+
+    item: Sample | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A derived suite (``<suite>+<name>``), e.g. an adversarial swap of one field.
+
+    ``applies(samples)`` says whether a suite gets it; ``derive(samples, cache_dir)`` returns one
+    :class:`Derived` per original sample, in order (it may cache expensive work under
+    ``cache_dir``). The paper reads its own settings for it through ``Paper.configure``.
+    """
+
+    name: str
+    applies: Callable[[Sequence[Sample]], bool]
+    derive: Callable[[Sequence[Sample], Path], Sequence[Derived]]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``python -m pytest_citebench <name>`` subcommand: ``main(argv) -> exit code``."""
+
+    name: str
+    help: str
+    main: Callable[[list[str]], int]
+
+
+@dataclass(frozen=True)
+class Paper:
+    """Everything the core needs from one paper; registered under the entry-point group
+    ``pytest_citebench.tasks`` (``name = "package.module:PAPER"``)."""
+
+    name: str
+    title: str
+    tasks: tuple[Task, ...]
+    #: Report sections computed from a run (the paper's own tables), in every report format.
+    sections: Callable[[Sequence[Aggregate], Records], list[Section]] | None = None
+    #: ``python -m pytest_citebench`` subcommands (builders, importers, training).
+    commands: tuple[Command, ...] = ()
+    #: Adds the paper's pytest options (called from ``pytest_addoption`` with its own group).
+    add_options: Callable[[pytest.OptionGroup], None] | None = None
+    #: Reads those options once the run is configured.
+    configure: Callable[[pytest.Config], None] | None = None
+    #: Problems with the paper's settings (environment variables), reported at the run's start.
+    environment_problems: Callable[[], list[str]] | None = None
+    #: Derived suites, by name (``swap-title``).
+    variants: tuple[Variant, ...] = ()
+    #: Extra offline models (``citebench/<name>``), given the core's baselines to wrap.
+    local_models: Callable[[Mapping[str, AnswerFn]], dict[str, AnswerFn]] | None = None
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks)

@@ -1,0 +1,1 @@
+"""The built-in papers, one folder each; the core reaches them only through the registry."""

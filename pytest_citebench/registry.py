@@ -1,0 +1,101 @@
+"""Papers and their tasks, by name, found through the entry-point group ``pytest_citebench.tasks``.
+
+The built-in papers are registered exactly like a third-party one, in this project's
+``pyproject.toml``; the core never imports a paper by name. Each entry point names a
+:class:`~pytest_citebench.api.Paper` object (``"package.module:PAPER"``). Paper modules are light
+(no model or numpy imports), so loading them all on first use is cheap, and a suite manifest can
+be validated against the full list of tasks.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import entry_points
+
+from pytest_citebench.api import Paper, Task
+from pytest_citebench.errors import CitebenchError
+
+GROUP = "pytest_citebench.tasks"
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_PAPERS: dict[str, Paper] = {}
+_TASKS: dict[str, Task] = {}
+_OWNER: dict[str, str] = {}
+_loaded = False
+
+
+def _same_definition(a: object, b: object) -> bool:
+    """The same class re-imported: pytester's in-process runs drop modules imported during a run
+    from ``sys.modules`` but keep this registry, so the next run re-executes the paper module."""
+    return (type(a).__module__, type(a).__qualname__) == (type(b).__module__, type(b).__qualname__)
+
+
+def register(paper: Paper) -> Paper:
+    """Add a paper and its tasks; a name taken by another paper's task is an error."""
+    if not isinstance(paper, Paper):
+        raise CitebenchError(f"{paper!r} is not a pytest_citebench.api.Paper")
+    for task in paper.tasks:
+        # Task names end up in test ids, gate specs, cassette paths and report rows: plain only.
+        if not _NAME.fullmatch(task.name):
+            raise CitebenchError(
+                f"paper {paper.name!r}: task name {task.name!r}: use 1-64 letters, digits, '.', "
+                "'-' or '_'"
+            )
+        existing = _TASKS.get(task.name)
+        if existing is not None and existing is not task and not _same_definition(existing, task):
+            raise CitebenchError(
+                f"task {task.name!r} is registered twice (papers {_OWNER[task.name]!r} and "
+                f"{paper.name!r}); rename one of them"
+            )
+    for task in paper.tasks:
+        _TASKS[task.name] = task
+        _OWNER[task.name] = paper.name
+    _PAPERS[paper.name] = paper
+    return paper
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for ep in sorted(entry_points(group=GROUP), key=lambda ep: ep.name):
+        try:
+            paper = ep.load()
+        except Exception as exc:  # a broken third-party paper names itself, not a traceback
+            raise CitebenchError(
+                f"entry point {ep.name!r} = {ep.value!r} in group {GROUP!r} failed to load: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        register(paper)
+
+
+def papers() -> list[Paper]:
+    """Every registered paper, by name."""
+    _load()
+    return [_PAPERS[name] for name in sorted(_PAPERS)]
+
+
+def get(name: str) -> Task:
+    """The task called ``name``; a KeyError lists the known ones."""
+    _load()
+    try:
+        return _TASKS[name]
+    except KeyError:
+        raise KeyError(f"unknown task {name!r}; known: {', '.join(names())}") from None
+
+
+def paper_of(task: str) -> Paper:
+    """The paper that registered ``task``."""
+    _load()
+    return _PAPERS[_OWNER[task]]
+
+
+def names() -> list[str]:
+    _load()
+    return sorted(_TASKS)
+
+
+def all_tasks() -> list[Task]:
+    _load()
+    return [_TASKS[name] for name in sorted(_TASKS)]

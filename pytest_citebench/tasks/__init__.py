@@ -1,1 +1,0 @@
-"""Tasks: prompt + parse + score, one module per paper."""
