@@ -13,7 +13,6 @@ import functools
 import gc
 import json
 import os
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 
 from pytest_citebench.gates import Gate, GateResult, parse_gate
 from pytest_citebench.models import DEFAULT_MODEL, Model, RetryPolicy, SamplingParams
+from pytest_citebench.options import tool_table
 from pytest_citebench.runner import Engine, ItemResult, Job, run_item
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class Options:
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
         root = Path(config.rootpath)
-        table = _tool_table(root)
+        table = tool_table(root)
 
         def opt(name: str, key: str | None = None, default: Any = None) -> Any:
             value = config.getoption(name)
@@ -225,18 +225,6 @@ def _shard_option(config: pytest.Config) -> Shard | None:
         return parse_shard(spec)
     except ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
-
-
-def _tool_table(root: Path) -> dict[str, Any]:
-    path = root / "pyproject.toml"
-    if not path.is_file():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise pytest.UsageError(f"{path}: cannot read [tool.citebench]: {exc}") from None
-    table = data.get("tool", {}).get("citebench", {})
-    return table if isinstance(table, dict) else {}
 
 
 def worker_slot(config: pytest.Config) -> tuple[int, int] | None:
