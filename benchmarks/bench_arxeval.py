@@ -39,7 +39,8 @@ def pytest_configure(config: Any) -> None:
 
     from pytest_citebench.api import Hint
     from pytest_citebench.models import baselines
-    from pytest_citebench.papers.arxeval.tasks import ARXEVAL_TASKS, arxeval_answer
+    from pytest_citebench.papers.arxeval.offline import arxeval_answer
+    from pytest_citebench.papers.arxeval.prompts import ARXEVAL_TASKS
 
     corpus = REPO / "suites" / "arxeval" / "jumbled-arxiv-sample" / "corpus.jsonl"
     first = json.loads(corpus.read_text(encoding="utf-8").splitlines()[0])

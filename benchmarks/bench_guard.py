@@ -33,6 +33,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from pytest_citebench.papers.guard import offline, verdicts  # noqa: E402
 from pytest_citebench.papers.guard import tasks as guard_tasks  # noqa: E402
 from pytest_citebench.papers.guard.verifiers import get_verifier  # noqa: E402
 
@@ -52,7 +53,7 @@ def verify_records(verifier: str, items: list[dict[str, Any]]) -> tuple[list[dic
     model = f"citebench/verifier-{verifier}"
     records = []
     for item, score in zip(items, scores, strict=True):
-        gold = guard_tasks.parse_label(item["label"])
+        gold = verdicts.parse_label(item["label"])
         records.append(
             {
                 "task": "verify",
@@ -98,7 +99,7 @@ def run_pytest() -> None:
     from pytest_citebench.models import baselines
 
     if "verifier-lexical" not in baselines.BASELINES:
-        baselines.BASELINES.update(guard_tasks.local_models(baselines.BASELINES))
+        baselines.BASELINES.update(offline.local_models(baselines.BASELINES))
         print("\n(guard models registered by this script: models/baselines.py does not yet)")
     started = time.perf_counter()
     code = pytest.main(["--citebench", "-q", "-p", "no:cacheprovider", str(SUITES)])

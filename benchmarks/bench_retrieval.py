@@ -29,7 +29,7 @@ from typing import Any
 
 from pytest_citebench.metrics.text import normalize
 from pytest_citebench.models.baselines import FLOORS, confidence
-from pytest_citebench.papers.reasons.training import citing_key
+from pytest_citebench.papers.reasons.pairs import citing_key
 from pytest_citebench.retrieval import DEFAULT_CANDIDATES, KINDS, get_retriever
 from pytest_citebench.suites import discover, load_items, load_manifest
 
@@ -37,7 +37,7 @@ from pytest_citebench.suites import discover, load_items, load_manifest
 def score(kind: str, corpus: str, items: list[Any], options: dict[str, Any]) -> dict[str, float]:
     retriever = get_retriever(kind, corpus, **options)  # type: ignore[arg-type]
     hits = retriever.search_many([item["sentence"] for item in items], k=1)
-    floor = FLOORS[kind]["indirect"]  # type: ignore[index]
+    floor = FLOORS[kind]["title"]  # type: ignore[index]
     correct = top1 = passes = 0
     for item, found in zip(items, hits, strict=True):
         best = found[0] if found else None

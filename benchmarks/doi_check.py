@@ -27,12 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pytest_citebench.doi.resolve import (  # noqa: E402
-    CASSETTE_FILTERS,
-    CassetteResolver,
-    RawResponse,
-    Resolver,
-)
+from pytest_citebench.doi.offline import CASSETTE_FILTERS, CassetteResolver  # noqa: E402
+from pytest_citebench.doi.records import RawResponse  # noqa: E402
+from pytest_citebench.doi.resolve import Resolver  # noqa: E402
 from pytest_citebench.testing.doi_replay import RecordedResponseServer  # noqa: E402
 
 FIXTURES = REPO / "fixtures" / "doi"

@@ -38,19 +38,6 @@ def _validate(args: argparse.Namespace) -> int:
     return status
 
 
-def _import_reasons(args: argparse.Namespace) -> int:
-    from pytest_citebench.papers.reasons.importer import import_reasons
-
-    for stat in import_reasons(Path(args.source), Path(args.out)):
-        print(
-            f"{stat.suite}: {stat.items} items, {stat.corpus} cited papers"
-            + (f", {stat.title_conflicts} title conflicts" if stat.title_conflicts else "")
-        )
-        for fix in stat.fixes:
-            print(f"  gold hygiene: {fix}")
-    return 0
-
-
 def _merge(args: argparse.Namespace) -> int:
     from pytest_citebench.gates import GateError
     from pytest_citebench.merge import run
@@ -218,44 +205,23 @@ def main(argv: list[str] | None = None) -> int:
         from pytest_citebench.doi.cli import main as doi_main
 
         return doi_main(argv[1:])
-    if argv[:1] == ["train-reranker"]:
-        from pytest_citebench.papers.reasons.training import main as train_main
-
-        return train_main(argv[1:])
-    if argv[:1] == ["build-arxeval"]:
-        from pytest_citebench.papers.arxeval.builder import main as build_arxeval_main
-
-        return build_arxeval_main(argv[1:])
-    if argv[:1] == ["build-calibration"]:
-        from pytest_citebench.papers.guard.builder import calibration_main
-
-        return calibration_main(argv[1:])
     if argv[:1] == ["local-model"]:
         from pytest_citebench.localmodel import main as local_model_main
 
         return local_model_main(argv[1:])
-    if argv[:1] == ["build-guard-suites"]:
-        from pytest_citebench.papers.guard.builder import scifact_main
+    from pytest_citebench import registry
 
-        return scifact_main(argv[1:])
+    commands = {c.name: (paper.name, c) for paper in registry.papers() for c in paper.commands}
+    if argv[:1] and argv[0] in commands:  # a paper's own command parses its own arguments
+        return commands[argv[0]][1].main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="check suite folders; one clear error per bad suite")
     p.add_argument("paths", nargs="+", help="suite folders, manifests, or folders of suites")
     p.set_defaults(func=_validate)
-    p = sub.add_parser("import-reasons", help="build suites/reasons/* from REASONS <Domain>.json")
-    p.add_argument("source", help="folder holding the REASONS <Domain>.json files")
-    p.add_argument("--out", default="suites/reasons")
-    p.set_defaults(func=_import_reasons)
     sub.add_parser("doi", help="DOI checks: python -m pytest_citebench doi check DOI ...")
-    sub.add_parser(
-        "train-reranker", help="fine-tune the cross-encoder for citebench/rerank (LCL loss)"
-    )
-    sub.add_parser(
-        "build-arxeval", help="build an ArxEval suite (jumbled/mixed titles) from arXiv JSON lines"
-    )
-    sub.add_parser("build-calibration", help="a 'calibrate' suite from your own calibration scores")
-    sub.add_parser("build-guard-suites", help="rebuild suites/guard from SciFact + the QASA scores")
+    for name, (paper, command) in sorted(commands.items()):
+        sub.add_parser(name, help=f"{command.help} ({paper})")
     sub.add_parser(
         "local-model", help="serve the local Gemma 3 270M, or re-record its committed cassettes"
     )
@@ -264,5 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     return int(args.func(args))
 
 
+def _run() -> int:
+    from pytest_citebench.errors import CitebenchError
+
+    try:
+        return main()
+    except CitebenchError as exc:  # a broken paper package, say: the message, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

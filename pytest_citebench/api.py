@@ -89,6 +89,9 @@ class Hint:
     suite: str
     corpus: str | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+    # What a corpus search answers with: the best paper's title, or (the query being a title)
+    # its authors. The built-in baselines read it; a task's own ``offline_answer`` may ignore it.
+    answer: Literal["title", "authors"] = "title"
 
 
 class Generate(Protocol):
@@ -226,9 +229,13 @@ Records = Sequence[Mapping[str, Any]]
 class Chart:
     """A chart the core draws (``reports.svg``) in the HTML report; Markdown leaves it out.
 
-    ``kind`` picks the drawing function and ``data`` holds its arguments, so a paper describes a
-    chart without writing SVG: ``grouped_bars(title, categories, series, values)``,
-    ``stacked_bars(title, bars, parts)``, ``line_chart(title, x_label, xs, lines)``.
+    ``kind`` picks the drawing function and ``data`` holds its arguments by name, so a paper
+    describes a chart without writing SVG:
+
+    - ``grouped_bars``: ``title``, ``categories``, ``series``, ``values`` ((category, series) ->
+      (value, lo, hi), shares 0-1);
+    - ``stacked_bars``: ``title``, ``bars`` ((label, counts)), ``parts`` ((name, colour));
+    - ``line_chart``: ``title``, ``x_label``, ``xs``, ``lines`` ((name, ys, dash pattern)).
     """
 
     kind: Literal["grouped_bars", "stacked_bars", "line_chart"]
@@ -291,8 +298,10 @@ class Task:
     outcome_shares: bool = True
     #: Metrics of the whole group that are not means of per-item numbers (name -> meaning).
     set_metric_docs: Mapping[str, str] = _EMPTY
-    #: One sample for ``new-suite`` to write into a fresh suite (None: the task cannot scaffold).
+    #: One sample for ``new-suite`` to write into a fresh suite; fields it lacks get placeholders.
     example: Mapping[str, Any] | None = None
+    #: The suite needs a ``corpus.jsonl``: the built-in baselines (or the task itself) search it.
+    uses_corpus: bool = False
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         """Ask the model (once, or escalating) and parse what it said."""
@@ -332,9 +341,14 @@ AnswerFn = Callable[[Hint, dict[str, Any]], str]
 
 @dataclass(frozen=True)
 class Derived:
-    """One sample of a derived suite: the new sample, or None with the reason it was skipped."""
+    """One sample of a derived suite: the new sample, or None with the reason it was skipped.
+
+    ``original`` is the sample it came from: a skipped one still gets a (skipped) test named
+    after it, so nothing drops out of a run silently.
+    """
 
     item: Sample | None
+    original: Sample
     reason: str = ""
 
 

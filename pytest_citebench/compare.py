@@ -183,6 +183,9 @@ class GroupComparison:
 
 @dataclass
 class Comparison:
+    """A run against a baseline, per (model, suite, task): what the report and the exit status
+    need, including the groups the baseline had and this run did not."""
+
     baseline: str
     tolerance: float
     correction: str = DEFAULT_CORRECTION
@@ -394,6 +397,7 @@ def _adjust(result: Comparison) -> None:
 def compare_files(
     new: Path, base: Path, *, tolerance: float = 0.0, correction: str = DEFAULT_CORRECTION
 ) -> Comparison:
+    """``compare`` on two results files, their aggregates ignored (recomputed from the items)."""
     from pytest_citebench.report import read_results
 
     new_items, _ = read_results(new)
@@ -448,8 +452,8 @@ def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
     A run with errors is refused unless ``allow_errors``: its errored items would silently drop
     out of every later comparison, which is exactly the kind of gap a baseline must not hide.
     """
-    from pytest_citebench.merge import dedupe, write_results
     from pytest_citebench.report import aggregate, read_results
+    from pytest_citebench.results_io import dedupe, write_results
 
     items, _ = read_results(source)
     records, _, conflicts = dedupe(items)

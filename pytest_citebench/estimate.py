@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_citebench.reports.table import text_table
+
 CHARS_PER_TOKEN = 4
 
 
@@ -98,11 +100,4 @@ def lines(rows: Sequence[Estimate]) -> list[str]:
         )
         for r in rows
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return [
-        "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in table
-    ]
+    return text_table(table[0], table[1:], right_from=1)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pytest_citebench import registry
 from pytest_citebench.api import Aggregate, Stat
 from pytest_citebench.report import known_metrics
 
@@ -93,8 +94,8 @@ def evaluate(
         for agg in aggregates:
             if agg.stage is not None or gate.metric not in agg.metrics:
                 continue
-            if "+swap-" in agg.suite and "+" not in gate.suite:
-                continue  # adversarial variants are gated only by globs that name them
+            if "+" not in gate.suite and registry.split_variant(agg.suite)[1] is not None:
+                continue  # derived suites (adversarial swaps) are gated only by globs naming them
             if fnmatch.fnmatchcase(agg.suite, gate.suite) and fnmatch.fnmatchcase(
                 agg.task, gate.task
             ):
@@ -105,9 +106,6 @@ def evaluate(
         if not matched:
             unmatched.append(gate)
     return results, unmatched
-
-
-SWAP_KINDS = ("title", "abstract")  # adversarial variants report as suite '<name>+swap-<kind>'
 
 
 def check_known(gates: Iterable[Gate], tasks_by_suite: Mapping[str, Iterable[str]]) -> None:
@@ -122,8 +120,8 @@ def check_known(gates: Iterable[Gate], tasks_by_suite: Mapping[str, Iterable[str
     names: dict[str, set[str]] = {}
     for suite, tasks in tasks_by_suite.items():
         names.setdefault(suite, set()).update(tasks)
-        for kind in SWAP_KINDS:
-            names.setdefault(f"{suite}+swap-{kind}", set()).update(tasks)
+        for variant in registry.variant_names():  # derived suites report as '<suite>+<variant>'
+            names.setdefault(f"{suite}+{variant}", set()).update(tasks)
     for gate in gates:
         suites = [s for s in names if fnmatch.fnmatchcase(s, gate.suite)]
         if not suites:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citebench import registry
+from pytest_citebench import api, registry
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.suites import Manifest, Suite, SuiteError, load_suite
 
@@ -41,34 +41,33 @@ class SuiteFile(pytest.File):
         for task in suite.manifest.tasks:
             if session.wants_task(task):
                 yield TaskGroup.from_parent(self, name=task, suite=suite)
-        from pytest_citebench.papers.reasons.swaps import SWAPS
-
-        for kind in session.options.adversarial:
-            # Only suites whose items carry the swapped field (REASONS-style suites) get a variant.
-            if all(SWAPS[kind] in item.fields for item in suite.items):
-                yield Variant.from_parent(self, name=f"swap-{kind}", suite=suite, kind=kind)
+        for paper in registry.papers():
+            for variant in paper.variants:
+                # A paper's derived suites (REASONS: adversarial swaps), where they apply.
+                if variant.applies(suite.items):
+                    yield Variant.from_parent(self, name=variant.name, suite=suite, variant=variant)
 
 
 class Variant(pytest.Collector):
-    """A suite with one field swapped adversarially; it reports as suite ``<name>+swap-<kind>``."""
+    """A suite derived by a paper's transform; it reports as suite ``<name>+<variant>``."""
 
-    def __init__(self, *, suite: Suite, kind: str, **kwargs: Any) -> None:
+    def __init__(self, *, suite: Suite, variant: api.Variant, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.suite = suite
-        self.kind = kind
+        self.variant = variant
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         session = citebench_session(self.config)
         name = f"{self.suite.name}+{self.name}"
-        swapped = session.swaps(self.suite, self.kind)
-        items = [replace(s.item, suite=name) for s in swapped if s.item is not None]
-        for skipped in (s for s in swapped if s.item is None):
+        derived = session.derive(self.suite, self.variant)
+        items = [replace(d.item, suite=name) for d in derived if d.item is not None]
+        for skipped in (d for d in derived if d.item is None):
             yield SkippedSwap.from_parent(self, name=skipped.original.id, reason=skipped.reason)
         if items:
             variant = Suite(replace(self.suite.manifest, name=name), items)
             # Its own marker (reasons_nlp_swap_title), registered so --strict-markers accepts it.
             self.config.addinivalue_line(
-                "markers", f"{variant.manifest.marker}: suite {name} (adversarial {self.kind})"
+                "markers", f"{variant.manifest.marker}: suite {name} ({self.name})"
             )
             for task in self.suite.manifest.tasks:
                 if session.wants_task(task):
@@ -76,7 +75,7 @@ class Variant(pytest.Collector):
 
 
 class SkippedSwap(pytest.Item):
-    """An item the adversarial transform could not swap: skipped, with the reason, and counted."""
+    """An item a variant could not derive: skipped, with the reason, and counted."""
 
     def __init__(self, *, reason: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -87,7 +86,11 @@ class SkippedSwap(pytest.Item):
         pytest.skip(self.reason)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, None, f"{self.name} (adversarial swap skipped)"
+        return (
+            self.path,
+            None,
+            f"{self.name} ({self.parent.name if self.parent else 'variant'} skipped)",
+        )
 
 
 class TaskGroup(pytest.Collector):

@@ -10,68 +10,32 @@ shards (a test checks four shards against one unsharded run).
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_citebench.gates import Gate
+from pytest_citebench.results_io import ItemKey, dedupe, read_shard, record_key, write_results
 
-ItemKey = tuple[str, str, str, str]  # model, suite, task, item_id
-_VOLATILE = ("duration",)
-
-
-def record_key(record: Mapping[str, Any]) -> ItemKey:
-    return (
-        str(record["model"]),
-        str(record["suite"]),
-        str(record["task"]),
-        str(record["item_id"]),
-    )
-
-
-def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    strip = lambda r: {k: v for k, v in r.items() if k not in _VOLATILE}  # noqa: E731
-    return bool(strip(a) == strip(b))
-
-
-def dedupe(
-    records: Iterable[Mapping[str, Any]],
-) -> tuple[list[dict[str, Any]], int, list[ItemKey]]:
-    """(records sorted by key, duplicates dropped, keys recorded twice with different results).
-
-    A finished record beats an error for the same item (a shard re-run after a provider outage
-    wins over the outage); between two different finished records the first is kept and the key is
-    reported, never silently picked.
-    """
-    kept: dict[ItemKey, dict[str, Any]] = {}
-    duplicates = 0
-    conflicts: list[ItemKey] = []
-    for record in records:
-        if record.get("type", "item") != "item":
-            continue
-        key = record_key(record)
-        if key not in kept:
-            kept[key] = dict(record)
-            continue
-        duplicates += 1
-        old = kept[key]
-        if old["outcome"] == "error" and record["outcome"] != "error":
-            kept[key] = dict(record)
-        elif not _same(old, record) and old["outcome"] != "error" and record["outcome"] != "error":
-            conflicts.append(key)
-    return [kept[k] for k in sorted(kept)], duplicates, conflicts
-
-
-def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: Any) -> None:
-    """Items then aggregates, in the plugin's results format; atomic (temp file + rename)."""
-    from pytest_citebench import jsonl
-
-    jsonl.write(path, [*records, *(agg.to_record() for agg in aggregates)])
+__all__ = [
+    "ItemKey",
+    "Merged",
+    "collect_gates",
+    "dedupe",
+    "merge_files",
+    "read_shard",
+    "record_key",
+    "run",
+    "shard_problems",
+    "write_results",
+]
 
 
 @dataclass
 class Merged:
+    """What merging found besides the records, so ``run`` can warn or refuse before writing."""
+
     files: list[Path]
     records: list[dict[str, Any]]
     duplicates: int = 0
@@ -80,6 +44,8 @@ class Merged:
 
 
 def merge_files(paths: Sequence[Path]) -> Merged:
+    """Shards' item records as one deduplicated set; their own aggregates describe only their share
+    and are dropped."""
     from pytest_citebench.report import read_results
 
     items: list[dict[str, Any]] = []
@@ -91,17 +57,6 @@ def merge_files(paths: Sequence[Path]) -> Merged:
     records, duplicates, conflicts = dedupe(items)
     problems = shard_problems({p: read_shard(p) for p in per_file}, per_file)
     return Merged(list(paths), records, duplicates, conflicts, problems)
-
-
-def read_shard(path: Path) -> dict[str, Any] | None:
-    """The ``{"type": "shard", ...}`` record a ``--citebench-shard`` run writes last, or None."""
-    from pytest_citebench import jsonl
-
-    found = None
-    for _, record in jsonl.iter_objects(path, torn_tail_ok=True):
-        if record.get("type") == "shard":
-            found = record
-    return found
 
 
 def shard_problems(
@@ -189,7 +144,8 @@ def run(
     shards missing or incomplete unless ``allow_partial``)."""
     from pytest_citebench.gates import evaluate
     from pytest_citebench.report import aggregate, read_results, render_table
-    from pytest_citebench.reports import ReportData, write_reports
+    from pytest_citebench.reports.data import ReportData
+    from pytest_citebench.reports.output import write_reports
 
     merged = merge_files(paths)
     if merged.problems and not allow_partial:

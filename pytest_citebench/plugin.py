@@ -116,32 +116,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--citebench-rag-k", type=int, metavar="K", help="papers retrieved (2 / 40)")
     group.addoption(
-        "--citebench-doi",
-        choices=("offline", "live"),
-        help="how the mixed-titles task checks DOIs: offline (the suite's registry and recorded "
-        "responses; default) or live (the registries, recorded in each item's cassette)",
-    )
-    group.addoption(
-        "--citebench-doi-offline-dir",
-        action="append",
-        metavar="DIR",
-        help="recorded registry responses to check DOIs against offline; repeatable",
-    )
-    group.addoption(
         "--citebench-mailto", metavar="EMAIL", help="contact for Crossref's polite pool"
-    )
-    group.addoption(
-        "--citebench-adversarial",
-        action="append",
-        choices=("title", "abstract"),
-        help="also run every suite with the citing title (or cited abstract) swapped for the "
-        "most similar other one in the suite (REASONS adversarial test); repeatable",
-    )
-    group.addoption(
-        "--citebench-adversarial-threshold",
-        type=float,
-        metavar="R",
-        help="minimum Ratcliff-Obershelp similarity of a swap (0.70)",
     )
     group.addoption(
         "--citebench-show",
@@ -182,6 +157,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only shard I of N (1-based; items split by a hash of suite::task::item id); "
         "combine shard results with 'python -m pytest_citebench merge'",
     )
+    from pytest_citebench import registry
+    from pytest_citebench.errors import CitebenchError
+
+    # Each paper's own options (paper modules are light: no model, numpy or litellm import).
+    try:
+        papers = registry.papers()
+    except CitebenchError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for paper in papers:
+        if paper.add_options is not None:
+            paper.add_options(group)
 
 
 def _active(config: pytest.Config) -> bool:
@@ -204,34 +190,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
     _stop_on_sigterm()
-    _configure_doi(config)
+    for paper in registry.papers():  # each paper reads its own options (workers too)
+        if paper.configure is not None:
+            paper.configure(config)
     if not session.is_worker:
         config.pluginmanager.register(_ControllerHooks(session), "citebench-controller")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: the suites are the tests (not the project's own tests/ folder).
         config.args = [str(p) for p in session.options.suites if p.exists()]
-
-
-def _configure_doi(config: pytest.Config) -> None:
-    """DOI options for the mixed-titles task (workers too); unset options fall back to the
-    CITEBENCH_DOI* environment variables."""
-    mode = config.getoption("citebench_doi")
-    dirs = config.getoption("citebench_doi_offline_dir")
-    mailto = config.getoption("citebench_mailto")
-    if mode is None and not dirs and mailto is None:
-        return
-    from pytest_citebench.papers.arxeval.tasks import DoiConfig, configure_doi
-
-    base = DoiConfig.from_env()
-    configure_doi(
-        DoiConfig(
-            mode=mode or base.mode,
-            offline_dirs=tuple(dirs) if dirs else base.offline_dirs,
-            mailto=mailto or base.mailto,
-            base_url=base.base_url,
-            threshold=base.threshold,
-        )
-    )
 
 
 def _stop_on_sigterm() -> None:
@@ -426,12 +392,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             for line in lines(estimate(jobs)):
                 terminalreporter.write_line(line)
         return
+    from pytest_citebench.diagnostics import latency_warnings, miss_report
     from pytest_citebench.summary import write_summary
 
     write_summary(terminalreporter, cb)
-    for line in cb.latency_warnings():
+    for line in latency_warnings(cb.models, cb.records):
         terminalreporter.write_line(line, yellow=True)
-    misses = cb.miss_report()
+    misses = miss_report(cb.records, [str(a) for a in cb.config.invocation_params.args])
     if misses:
         terminalreporter.write_sep("-", "citebench cassette misses")
         for line in misses:

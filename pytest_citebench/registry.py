@@ -85,10 +85,34 @@ def get(name: str) -> Task:
         raise KeyError(f"unknown task {name!r}; known: {', '.join(names())}") from None
 
 
+_UNKNOWN = Task()
+
+
+def find(name: str) -> Task:
+    """The task called ``name``, or a bare :class:`Task` (every hook at its default) for a task
+    no installed paper provides: a results file from elsewhere still aggregates and renders."""
+    _load()
+    return _TASKS.get(name, _UNKNOWN)
+
+
 def paper_of(task: str) -> Paper:
     """The paper that registered ``task``."""
     _load()
     return _PAPERS[_OWNER[task]]
+
+
+def variant_names() -> list[str]:
+    """Every registered derived-suite name (``swap-title`` ...)."""
+    return sorted({v.name for paper in papers() for v in paper.variants})
+
+
+def split_variant(suite: str) -> tuple[str, str | None]:
+    """``reasons/nlp+swap-title`` -> (``reasons/nlp``, ``swap-title``); a suite that is no
+    registered variant -> (suite, None)."""
+    base, sep, tail = suite.rpartition("+")
+    if sep and tail in variant_names():
+        return base, tail
+    return suite, None
 
 
 def names() -> list[str]:

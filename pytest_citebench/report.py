@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.api import OUTCOMES, Aggregate, Stat
+from pytest_citebench.api import OUTCOMES, Aggregate, Stat, Task
 from pytest_citebench.metrics.stats import bootstrap_mean_ci, wilson_ci
+from pytest_citebench.reports.table import text_table
 
 # Metrics every task has, from the outcomes. Shares get Wilson CIs; task metrics (means of
 # per-item numbers) get bootstrap CIs; tasks may add set-level metrics of their own.
@@ -58,17 +59,14 @@ def known_metrics() -> dict[str, str]:
     known = dict(BASE_METRICS)
     for task in registry.all_tasks():
         known.update(task.metrics)
-        known.update(getattr(task, "set_metric_docs", {}))
+        known.update(task.set_metric_docs)
     return known
 
 
-def _task(name: str) -> Any:
+def _task(name: str) -> Task:
     from pytest_citebench import registry
 
-    try:
-        return registry.get(name)
-    except KeyError:
-        return None
+    return registry.find(name)
 
 
 def _aggregate_group(
@@ -85,20 +83,19 @@ def _aggregate_group(
         lo, hi = wilson_ci(k, n)
         metrics[name] = Stat(k / n if n else math.nan, lo, hi, n)
     answered = [r for r in scored if r["outcome"] not in _NOT_ANSWERED]
-    for name in getattr(task_obj, "metrics", {}):
+    for name in task_obj.metrics:
         values = [float(r["metrics"][name]) for r in answered if name in r["metrics"]]
         if values:
             lo, hi = bootstrap_mean_ci(values)
             metrics[name] = Stat(sum(values) / len(values), lo, hi, len(values))
         else:
             metrics[name] = Stat(math.nan, math.nan, math.nan, 0)
-    set_metrics = getattr(task_obj, "set_metrics", None)
-    if set_metrics is not None and scored:
-        metrics.update(set_metrics(scored))
+    if scored:
+        metrics.update(task_obj.set_metrics(scored))
     errors = counts.get("error", 0)
     metrics["errors"] = Stat(errors, errors, errors, len(records))
     metrics["n"] = Stat(n, n, n, n)
-    label = getattr(task_obj, "label", "")
+    label = task_obj.label
     return Aggregate(
         model, suite, task, {o: counts.get(o, 0) for o in OUTCOMES}, metrics, stage, label
     )
@@ -116,7 +113,7 @@ def aggregate(records: Iterable[Mapping[str, Any]]) -> list[Aggregate]:
         key = (record["model"], record["suite"], record["task"])
         groups[(*key, "")].append(record)
         task_obj = _task(record["task"])
-        if len(getattr(task_obj, "stages", ())) > 1 and record["outcome"] != "error":
+        if len(task_obj.stages) > 1 and record["outcome"] != "error":
             stage = _final_stage(record)
             if stage:
                 groups[(*key, stage)].append(record)
@@ -153,10 +150,18 @@ def table_metrics(agg: Aggregate) -> tuple[str, ...]:
     judged only by their set metrics (``outcome_shares = False``) get no share columns: a
     calibration point is "correct" by definition, so its accuracy says nothing."""
     task_obj = _task(agg.task)
-    own = list(getattr(task_obj, "metrics", {})) + list(getattr(task_obj, "set_metric_docs", {}))
-    if not getattr(task_obj, "outcome_shares", True):
+    own = [*task_obj.metrics, *task_obj.set_metric_docs]
+    if not task_obj.outcome_shares:
         return tuple(own)
     return (*_SHARE_COLUMNS, *own)
+
+
+def share(counts: Mapping[str, int], outcome: str) -> Stat:
+    """The share of ``outcome`` among the scored (non-error) items, Wilson 95% CI."""
+    n = sum(v for k, v in counts.items() if k != "error")
+    k = counts.get(outcome, 0)
+    lo, hi = wilson_ci(k, n)
+    return Stat(k / n if n else math.nan, lo, hi, n)
 
 
 def column_stat(agg: Aggregate, metric: str) -> Stat | None:
@@ -164,8 +169,6 @@ def column_stat(agg: Aggregate, metric: str) -> Stat | None:
     or a share that is not a gate metric) are computed from its counts, Wilson CI."""
     stat = agg.metrics.get(metric)
     if stat is None and metric in _SHARE_COLUMNS:
-        from pytest_citebench.reports.headline import share
-
         return share(agg.counts, _SHARE_COLUMNS[metric])
     return stat
 
@@ -226,16 +229,7 @@ def _render(
                 used += 2 + col_width[metric]
         shown = [m for m in columns if m in keep]
     rows = [ident[i] + [cells[m][i] for m in shown] for i in range(len(ident))]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for index, row in enumerate(rows):
-        cells_ = [
-            c.ljust(w) if i < 3 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells_).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines = text_table(rows[0], rows[1:], right_from=3, rule=True)
     labels = {(a.task, a.label) for a in aggregates if a.label}
     for task, label in sorted(labels):
         lines += textwrap.wrap(f"* {task}: {label}", width, subsequent_indent="  ")
@@ -281,5 +275,5 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
             items.append(record)
         elif kind == "aggregate":
             aggregates.append(record)
-        # other records (a shard's "shard" line) are for merge.read_shard
+        # other records (a shard's "shard" line) are for results_io.read_shard
     return items, aggregates

@@ -77,7 +77,7 @@ def rescore_record(
     out = dict(record)
     if record.get("outcome") == "error":
         return out
-    name = str(record["suite"]).split("+swap-")[0]
+    name = registry.split_variant(str(record["suite"]))[0]
     suite = suites.get(name)
     if suite is None:
         raise ValueError(
@@ -99,10 +99,8 @@ def rescore_record(
     if not stages:
         raise ValueError(f"{where}{record['item_id']}: no stages recorded, nothing to rescore")
     attempt = Attempt(tuple(stages))
-    restage = getattr(task, "restage", None)
-    if restage is not None:
-        corpus = suite.manifest.corpus_file
-        attempt = restage(item, attempt, str(corpus) if corpus else None)
+    corpus = suite.manifest.corpus_file
+    attempt = task.restage(item, attempt, str(corpus) if corpus else None)
     score = task.score(item, attempt)
     out.update(
         outcome=score.outcome,
@@ -119,8 +117,8 @@ def rescore_record(
 def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[Path, RescoreStats]:
     """Rescore every item record of ``path``; write items and fresh aggregates to ``out``
     (default: ``path`` itself, replaced atomically)."""
-    from pytest_citebench.merge import write_results
     from pytest_citebench.report import aggregate, read_results
+    from pytest_citebench.results_io import write_results
 
     items, _ = read_results(path)
     known = _suites(suites)

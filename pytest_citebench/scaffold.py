@@ -46,74 +46,6 @@ _PAPERS: tuple[dict[str, str], ...] = (
         "doi": "10.48550/arXiv.1512.03385",
     },
 )
-_ATTENTION, _BERT, _RESNET = _PAPERS
-
-_REASONS = {
-    "citing_title": "An Example Survey of Sequence Models",
-    "sentence": "a network architecture based solely on attention mechanisms, dispensing with "
-    "recurrence and convolutions",
-    "cited_title": _ATTENTION["title"],
-    "cited_authors": _ATTENTION["authors"],
-    "cited_abstract": _ATTENTION["abstract"],
-    "cited_arxiv_id": _ATTENTION["id"],
-    "cited_doi": _ATTENTION["doi"],
-}
-# Example fields per task; one item carries the union, as a suite's items serve all its tasks.
-EXAMPLES: Mapping[str, Mapping[str, Any]] = {
-    "direct": _REASONS,
-    "indirect": _REASONS,
-    "direct_metadata": _REASONS,
-    "direct_metadata_oracle": _REASONS,
-    "sid": _REASONS,
-    "sid_oracle": _REASONS,
-    "jumbled": {
-        "jumbled_title": "Need Is Attention All You",
-        "title": _ATTENTION["title"],
-        "abstract": _ATTENTION["abstract"],
-    },
-    "mixed": {
-        "mixed_title": "Residual Need Attention Learning You Image Is Deep All Recognition for",
-        "title1": _ATTENTION["title"],
-        "doi1": _ATTENTION["doi"],
-        "title2": _RESNET["title"],
-        "doi2": _RESNET["doi"],
-    },
-    "verify": {
-        "claim": "The Transformer dispenses with recurrence and relies on attention mechanisms.",
-        "passage": _ATTENTION["abstract"],
-        "label": "supported",
-    },
-    "calibrate": {
-        "label": "unsupported",
-        "score": 0.12,
-        "scored_by": "TODO: the verifier that produced this score",
-    },
-    "reattribute": {
-        "claim": "The Transformer dispenses with recurrence and relies on attention mechanisms.",
-        "passages": [_RESNET["abstract"], _ATTENTION["abstract"], _BERT["abstract"]],
-        "gold": 2,
-    },
-    "guard": {
-        "question": "Which network architecture relies solely on attention mechanisms?",
-        "passages": [_ATTENTION["abstract"], _RESNET["abstract"]],
-        "tau": 0.4,
-        "verifier": "lexical",
-        "alpha": 0.1,
-    },
-}
-# Tasks whose offline baselines (and, for mixed, the offline DOI registry) search a corpus.
-CORPUS_TASKS = frozenset(
-    {
-        "direct",
-        "indirect",
-        "direct_metadata",
-        "direct_metadata_oracle",
-        "sid",
-        "sid_oracle",
-        "jumbled",
-        "mixed",
-    }
-)
 _PLACEHOLDER: Mapping[type, Any] = {str: "TODO", int: 1, float: 0.5, list: ["TODO"], dict: {}}
 
 
@@ -141,10 +73,11 @@ def example_item(tasks: Sequence[str]) -> dict[str, Any]:
     from pytest_citebench import registry
 
     item: dict[str, Any] = {"id": "example-1"}
-    for task in tasks:
-        for key, value in EXAMPLES.get(task, {}).items():
+    for name in tasks:
+        task = registry.get(name)
+        for key, value in (task.example or {}).items():
             item.setdefault(key, value)
-        for key, expected in registry.get(task).fields.items():
+        for key, expected in task.fields.items():
             item.setdefault(key, _placeholder(expected))
     return item
 
@@ -256,7 +189,7 @@ def scaffold(
     if manifest.exists() and not force:
         raise ScaffoldError(f"{manifest} already exists; pass --force to overwrite it")
     tasks = list(dict.fromkeys(tasks))
-    corpus = any(t in CORPUS_TASKS for t in tasks)
+    corpus = any(registry.get(t).uses_corpus for t in tasks)
     source = {
         "paper": paper or "TODO: the paper or dataset these items come from",
         "url": url or "TODO: where the data is, with a commit or version",

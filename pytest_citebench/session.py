@@ -11,257 +11,26 @@ import concurrent.futures
 import dataclasses
 import functools
 import gc
-import json
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_citebench.gates import Gate, GateResult, parse_gate
-from pytest_citebench.models import DEFAULT_MODEL, Model, RetryPolicy, SamplingParams
-from pytest_citebench.options import tool_table
+from pytest_citebench.models import Model, RetryPolicy, SamplingParams
+from pytest_citebench.options import Options
 from pytest_citebench.runner import Engine, ItemResult, Job, run_item
+from pytest_citebench.workers import share, worker_slot, xdist_queue, xdist_workers
 
 if TYPE_CHECKING:
-    from pytest_citebench.models.profiles import Profile
-
-if TYPE_CHECKING:
-    from pytest_citebench.api import Aggregate, Sample, Task
+    from pytest_citebench.api import Aggregate, Derived, Sample, Task, Variant
     from pytest_citebench.compare import Comparison
-    from pytest_citebench.items import CaseItem
-    from pytest_citebench.papers.reasons.swaps import Swapped
     from pytest_citebench.recording import Recorder
     from pytest_citebench.report import ResultsWriter
-    from pytest_citebench.sharding import Shard
     from pytest_citebench.suites import Manifest, Suite
 
 SESSION_KEY = pytest.StashKey["CitebenchSession"]()
-
-
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-@dataclass
-class Options:
-    models: list[str]
-    api_base: str | None
-    record: str
-    cassettes: Path
-    suites: list[Path]
-    gates: list[str]
-    strict: bool
-    results: Path | None
-    concurrency: int
-    params: SamplingParams
-    retry: RetryPolicy
-    tasks: list[str]
-    show: int
-    max_errors: int | None = None
-    resume: Path | None = None
-    rag: list[str] = field(default_factory=list)
-    rag_k: int | None = None
-    adversarial: list[str] = field(default_factory=list)
-    adversarial_threshold: float = 0.70
-    pyproject_gates: list[str] = field(default_factory=list)
-    # Reports, baseline regression and sharding (reports/, compare.py, sharding.py).
-    html: Path | None = None
-    markdown: Path | None = None
-    baseline: Path | None = None
-    tolerance: float = 0.0
-    correction: str = "holm"
-    shard: Shard | None = None
-    # Model profiles (models/profiles.py) and the settings a profile may override: the values
-    # given on the command line (they win over a profile) and the rest (a profile wins over them).
-    profiles: dict[str, Profile] = field(default_factory=dict)
-    cli: dict[str, Any] = field(default_factory=dict)
-    base_params: SamplingParams = field(default_factory=SamplingParams)
-    base_retry: RetryPolicy = field(default_factory=RetryPolicy)
-    system_role: str | None = None
-    max_cost: float | None = None
-
-    @classmethod
-    def from_config(cls, config: pytest.Config) -> Options:
-        root = Path(config.rootpath)
-        table = tool_table(root)
-
-        def opt(name: str, key: str | None = None, default: Any = None) -> Any:
-            value = config.getoption(name)
-            if value is None and key is not None:
-                value = table.get(key)
-            return default if value is None else value
-
-        extra = []
-        # The command line's KEY=VALUE pairs; [tool.citebench] params is a table, added below
-        # (iterating it as pairs read its keys as malformed options).
-        for pair in config.getoption("citebench_param") or []:
-            if "=" not in pair:
-                raise pytest.UsageError(f"--citebench-param {pair!r}: expected KEY=VALUE")
-            key, value = pair.split("=", 1)
-            extra.append((key.strip(), _parse_value(value.strip())))
-        if table.get("params") is not None and not isinstance(table.get("params"), dict):
-            raise pytest.UsageError("[tool.citebench] params must be a table of litellm arguments")
-        if isinstance(table.get("params"), dict):
-            extra = list(table["params"].items()) + extra
-        params = SamplingParams(
-            temperature=float(opt("citebench_temperature", "temperature", 1.0)),
-            max_tokens=int(opt("citebench_max_tokens", "max_tokens", 256)),
-            top_p=float(opt("citebench_top_p", "top_p", 0.95)),
-            extra=tuple(extra),
-        )
-        retry = RetryPolicy(
-            retries=int(opt("citebench_retries", "retries", 2)),
-            timeout=float(opt("citebench_timeout", "timeout", 120.0)),
-        )
-        cli = {
-            key: config.getoption(f"citebench_{key}")
-            for key in ("temperature", "top_p", "max_tokens", "api_base", "retries", "timeout")
-            if config.getoption(f"citebench_{key}") is not None
-        }
-        cli["params"] = {}
-        for pair in config.getoption("citebench_param") or []:
-            key, _, value = pair.partition("=")
-            cli["params"][key.strip()] = _parse_value(value.strip())
-        base_params = SamplingParams(
-            temperature=float(table.get("temperature", 1.0)),
-            max_tokens=int(table.get("max_tokens", 256)),
-            top_p=float(table.get("top_p", 0.95)),
-            extra=tuple((table.get("params") or {}).items())
-            if isinstance(table.get("params"), dict)
-            else (),
-        )
-        base_retry = RetryPolicy(
-            retries=int(table.get("retries", 2)), timeout=float(table.get("timeout", 120.0))
-        )
-        from pytest_citebench.models.profiles import ProfileError, load_profiles
-
-        models_table = table.get("models")
-        try:
-            profiles = load_profiles(
-                models_table if isinstance(models_table, dict) else None,
-                source=str(root / "pyproject.toml"),
-            )
-        except ProfileError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        run_models = config.getoption("citebench_model") or (
-            models_table if isinstance(models_table, list) else table.get("default_models")
-        )
-        max_cost = opt("citebench_max_cost", "max_cost")
-        suites = [root / p for p in table.get("suites", ["suites"])]
-        gates = table.get("gates", [])
-        if not isinstance(gates, list) or not all(isinstance(g, str) for g in gates):
-            raise pytest.UsageError("[tool.citebench] gates must be a list of strings")
-        return cls(
-            models=list(dict.fromkeys(run_models or [DEFAULT_MODEL])),
-            api_base=opt("citebench_api_base", "api_base"),
-            record=opt("citebench_record", None, "none"),
-            cassettes=Path(opt("citebench_cassettes", "cassettes", str(root / "cassettes"))),
-            suites=suites,
-            gates=list(config.getoption("citebench_gate") or []),
-            pyproject_gates=list(gates),
-            strict=bool(config.getoption("citebench_strict")),
-            results=Path(config.getoption("citebench_results"))
-            if config.getoption("citebench_results")
-            else None,
-            concurrency=int(opt("citebench_concurrency", "concurrency", 16)),
-            params=params,
-            retry=retry,
-            tasks=list(config.getoption("citebench_task") or []),
-            show=int(opt("citebench_show", None, 2)),
-            max_errors=opt("citebench_max_errors", "max_errors"),
-            resume=Path(config.getoption("citebench_resume"))
-            if config.getoption("citebench_resume")
-            else None,
-            rag=list(dict.fromkeys(opt("citebench_rag", "rag", None) or [])),
-            rag_k=opt("citebench_rag_k", "rag_k"),
-            adversarial=list(
-                dict.fromkeys(opt("citebench_adversarial", "adversarial", None) or [])
-            ),
-            adversarial_threshold=float(
-                opt("citebench_adversarial_threshold", "adversarial_threshold", 0.70)
-            ),
-            html=_path_option(config, "citebench_html"),
-            markdown=_path_option(config, "citebench_markdown"),
-            baseline=_path_option(config, "citebench_baseline")
-            or (root / table["baseline"] if isinstance(table.get("baseline"), str) else None),
-            tolerance=float(opt("citebench_tolerance", "tolerance", 0.0)),
-            correction=_correction(opt("citebench_correction", "correction", "holm")),
-            shard=_shard_option(config),
-            profiles=profiles,
-            cli=cli,
-            base_params=base_params,
-            base_retry=base_retry,
-            system_role=config.getoption("citebench_system_role"),
-            max_cost=float(max_cost) if max_cost is not None else None,
-        )
-
-
-def _correction(value: Any) -> str:
-    if value not in ("none", "holm", "bh"):
-        raise pytest.UsageError(
-            f"[tool.citebench] correction = {value!r}: expected 'none', 'holm' or 'bh'"
-        )
-    return str(value)
-
-
-def _path_option(config: pytest.Config, name: str) -> Path | None:
-    value = config.getoption(name)
-    return Path(value) if value else None
-
-
-def _shard_option(config: pytest.Config) -> Shard | None:
-    spec = config.getoption("citebench_shard")
-    if not spec:
-        return None
-    from pytest_citebench.sharding import ShardError, parse_shard
-
-    try:
-        return parse_shard(spec)
-    except ShardError as exc:
-        raise pytest.UsageError(str(exc)) from None
-
-
-def worker_slot(config: pytest.Config) -> tuple[int, int] | None:
-    """(index, count) of this xdist worker; None in the controller or without xdist."""
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is None:
-        return None
-    count = int(workerinput.get("workercount", 1))
-    workerid = str(workerinput.get("workerid", "gw0"))
-    index = int(workerid[2:]) if workerid[2:].isdigit() else 0
-    return index, max(1, count)
-
-
-def share(total: int, index: int, count: int) -> int:
-    """This worker's part of a run-wide budget of ``total`` slots: the parts add up to
-    ``total`` exactly, so ``-n 2`` never doubles what a provider sees in flight."""
-    return total // count + (1 if index < total % count else 0)
-
-
-def xdist_workers(config: pytest.Config) -> int:
-    """Workers this (controller) run will start: 0 without xdist or with ``-n 0``."""
-    if getattr(config, "workerinput", None) is not None:
-        return 0
-    try:
-        count = config.getoption("numprocesses")
-        dist = config.getoption("dist")
-    except ValueError:  # xdist not installed
-        return 0
-    return count if isinstance(count, int) and dist != "no" else 0
-
-
-def _xdist_queue(config: pytest.Config) -> Any:
-    """The worker's queue of test indices (xdist internals; None if not there)."""
-    for plugin in config.pluginmanager.get_plugins():
-        if hasattr(plugin, "torun") and hasattr(plugin, "nextitem_index"):
-            return plugin
-    return None
 
 
 class CitebenchSession:
@@ -292,7 +61,7 @@ class CitebenchSession:
         self._writer: ResultsWriter | None = None
         self._queue_owner: Any = None
         self._queue_checked = False
-        self._swaps: dict[tuple[str, str], list[Swapped]] = {}
+        self._derived: dict[tuple[str, str], Sequence[Derived]] = {}
         self.session: pytest.Session | None = None
         self.error_count = 0
         # nodeid -> finished record from --citebench-resume; errors are not finished.
@@ -376,11 +145,14 @@ class CitebenchSession:
 
     def _check_environment(self) -> None:
         """Settings read from the environment fail the run once, here, not once per item."""
-        if not any(name.startswith("CITEBENCH_GUARD_") for name in os.environ):
-            return  # nothing to check: don't import the guard task for nothing
-        from pytest_citebench.papers.guard.tasks import environment_problems
+        from pytest_citebench import registry
 
-        problems = environment_problems()
+        problems = [
+            problem
+            for paper in registry.papers()
+            if paper.environment_problems is not None
+            for problem in paper.environment_problems()
+        ]
         if problems:
             raise pytest.UsageError(
                 "citebench: bad environment settings:\n  " + "\n  ".join(problems)
@@ -486,17 +258,13 @@ class CitebenchSession:
                     models.append(RagModel.wrap(model, rag, self.options.rag_k))
         return models
 
-    def swaps(self, suite: Suite, kind: str) -> list[Swapped]:
-        """The adversarial variant of a suite, computed once per run (and cached on disk)."""
-        key = (suite.name, kind)
-        if key not in self._swaps:
-            from pytest_citebench.papers.reasons.swaps import swap
-
+    def derive(self, suite: Suite, variant: Variant) -> Sequence[Derived]:
+        """A derived suite, computed once per run (a paper may cache it on disk too)."""
+        key = (suite.name, variant.name)
+        if key not in self._derived:
             cache = Path(self.config.rootpath) / ".citebench" / "cache"
-            self._swaps[key] = swap(
-                suite.items, kind, threshold=self.options.adversarial_threshold, cache_dir=cache
-            )
-        return self._swaps[key]
+            self._derived[key] = variant.derive(suite.items, cache)
+        return self._derived[key]
 
     # -- collection ---------------------------------------------------------------------------
     def add_suite(self, suite: Suite) -> None:
@@ -562,15 +330,15 @@ class CitebenchSession:
         return self._engine
 
     def submit(self, items: Sequence[pytest.Item]) -> None:
-        from pytest_citebench.items import CaseItem
-
         engine = None
         for item in items:
-            if isinstance(item, CaseItem) and item.nodeid not in self._futures:
+            # Our cases carry their job (items.CaseItem); other tests in the run do not.
+            job = getattr(item, "job", None)
+            if isinstance(job, Job) and item.nodeid not in self._futures:
                 engine = engine or self._start()
-                model = item.job.model
+                model = job.model
                 self._futures[item.nodeid] = engine.submit(
-                    functools.partial(run_item, item.job, self._recorder),
+                    functools.partial(run_item, job, self._recorder),
                     key=model.name,
                     limit=model.concurrency,
                 )
@@ -584,7 +352,7 @@ class CitebenchSession:
     def _prefetch_worker_queue(self, session: pytest.Session) -> None:
         if not self._queue_checked:
             self._queue_checked = True
-            self._queue_owner = _xdist_queue(self.config)
+            self._queue_owner = xdist_queue(self.config)
         owner = self._queue_owner
         if owner is None:
             return
@@ -600,7 +368,7 @@ class CitebenchSession:
             indices.insert(0, next_index)
         self.submit([session.items[i] for i in indices if 0 <= i < len(session.items)])
 
-    def result_for(self, item: CaseItem) -> ItemResult:
+    def result_for(self, item: pytest.Item) -> ItemResult:
         if self.is_worker:
             self._prefetch_worker_queue(item.session)
         self.submit([item])
@@ -685,63 +453,6 @@ class CitebenchSession:
             self._writer = None
         return sum(not r.passed for r in self.gate_results)
 
-    def latency_warnings(self) -> list[str]:
-        """One line per model whose p95 item duration passed half its timeout. A duration starts
-        after the run's (and the model's) concurrency slot is taken, so it is the provider's time
-        including the server's own queue: a long one means the concurrency is above what the
-        server serves, and the next slow call will time out."""
-        out = []
-        for model in self.models:
-            durations = sorted(
-                float(r.get("duration") or 0.0)
-                for r in self.records
-                if r.get("model") == model.name and r.get("outcome") != "error"
-            )
-            if model.is_local or len(durations) < 2:
-                continue
-            p95 = durations[min(len(durations) - 1, int(0.95 * len(durations)))]
-            if p95 > model.retry.timeout / 2:
-                out.append(
-                    f"WARNING {model.name}: p95 item duration {p95:.1f} s is over half the "
-                    f"timeout ({model.retry.timeout:g} s); the server queues requests: lower "
-                    "--citebench-concurrency (or the profile's concurrency)"
-                )
-        return out
-
-    def miss_report(self) -> list[str]:
-        """Every cassette miss of the run in a few lines: how many, the most common reasons,
-        and one command that records them all (not one command per item)."""
-        from pytest_citebench.recording import MISS_PREFIX, record_command
-
-        missed = [
-            r
-            for r in self.records
-            if r.get("outcome") == "error" and MISS_PREFIX in (r.get("error") or "")
-        ]
-        if not missed:
-            return []
-        reasons: dict[str, int] = {}
-        for record in missed:
-            lines = str(record["error"]).splitlines()
-            why = next((x.strip() for x in lines if x.strip().startswith("differs from")), None)
-            if why is None:
-                why = (
-                    "not saved: recording failed"
-                    if "was not saved" in lines[0]
-                    else (
-                        "never recorded" if "does not exist" in lines[0] else "no matching request"
-                    )
-                )
-            reasons[why] = reasons.get(why, 0) + 1
-        out = [f"{len(missed)} items had no recording of their request:"]
-        for why, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:5]:
-            out.append(f"  {count} x {why}")
-        args = [str(a) for a in self.config.invocation_params.args]
-        nodeids = sorted(r.get("nodeid", "") for r in missed if r.get("nodeid"))
-        out.append("record them (needs the provider's key and network):")
-        out.append("  " + record_command(args, nodeids))
-        return out
-
     def shard_record(self) -> dict[str, Any]:
         """What ``merge`` needs to tell a complete set of shards from a partial one: the spec and
         how many item records this shard owed. Written last, so a shard killed before the end
@@ -823,7 +534,8 @@ class CitebenchSession:
                 correction=self.options.correction,
             )
         if self.options.html is not None or self.options.markdown is not None:
-            from pytest_citebench.reports import ReportData, write_reports
+            from pytest_citebench.reports.data import ReportData
+            from pytest_citebench.reports.output import write_reports
 
             data = ReportData(
                 records=self.records,

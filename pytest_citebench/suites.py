@@ -195,7 +195,9 @@ def load_manifest(path: Path | str) -> Manifest:
         if not isinstance(task, str) or task not in registry.names():
             raise SuiteError(
                 path,
-                f"unknown task {task!r}; known tasks: {', '.join(registry.names())}",
+                f"unknown task {task!r}; known tasks: {', '.join(registry.names())} (a task of "
+                "another paper needs that paper's package installed: entry-point group "
+                f"{registry.GROUP!r})",
                 field="tasks",
             )
     source = data["source"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_citebench import registry
 from pytest_citebench.report import TABLE_WIDTH, render_table
 from pytest_citebench.reports.escape import terminal
 from pytest_citebench.reports.headline import (
@@ -18,15 +19,6 @@ from pytest_citebench.reports.headline import (
     wrong_counts_text,
 )
 from pytest_citebench.reports.usage import usage_lines
-
-
-def _task(name: str) -> Any:
-    from pytest_citebench import registry
-
-    try:
-        return registry.get(name)
-    except KeyError:
-        return None
 
 
 def write_summary(tr: Any, cb: Any) -> None:
@@ -60,21 +52,22 @@ def write_summary(tr: Any, cb: Any) -> None:
         verbose = int(getattr(tr.config.option, "verbose", 0) or 0) > 0
         for line in render_table(cb.aggregates, verbose=verbose):
             tr.write_line(line)
-    adversarial = adversarial_lines(cb.records)
-    if adversarial:
-        tr.write_sep("-", "citebench: adversarial swaps, original -> swapped (REASONS Table 3)")
-        for line in adversarial:
-            tr.write_line(line)
+    from pytest_citebench.reports.sections import paper_sections, terminal_lines
+
+    for section in paper_sections(cb.aggregates, cb.records):
+        if section.terminal:
+            tr.write_sep("-", f"citebench: {section.title}")
+            for line in terminal_lines(section):
+                tr.write_line(line)
     # Tasks may add lines of their own (a calibration table, a DOI breakdown), once per task.
     tasks = sorted({agg.task for agg in cb.aggregates})
     for name in tasks:
-        extra = getattr(_task(name), "summary_lines", None)
-        if extra is not None:
-            lines = extra([a for a in cb.aggregates if a.task == name], cb.records)
-            if lines:
-                tr.write_sep("-", f"citebench: {name}")
-                for line in lines:
-                    tr.write_line(line)
+        task = registry.find(name)
+        lines = task.summary_lines([a for a in cb.aggregates if a.task == name], cb.records)
+        if lines:
+            tr.write_sep("-", f"citebench: {name}")
+            for line in lines:
+                tr.write_line(line)
     usage = usage_lines(cb.records)
     if usage:
         tr.write_sep("-", "citebench: usage per model (cost from litellm's local price map)")
@@ -184,38 +177,3 @@ def write_baseline_section(tr: Any, cb: Any) -> None:
         tr.write_line(f"note: {note}", yellow=True)
     for delta in comparison.failures:
         tr.write_line(delta.describe(), red=True)
-
-
-def adversarial_lines(records: list[dict[str, Any]]) -> list[str]:
-    """Each swapped suite beside its original *on the same items*, per model and task: PP,
-    BLEU, F1, HR (the paper's Table 3)."""
-    from pytest_citebench.report import _aggregate_group
-
-    groups: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
-    for record in records:
-        key = (record["model"], record["suite"], record["task"])
-        groups.setdefault(key, {})[record["item_id"]] = record
-    rows = [["suite", "task", "model", "n", "PP %", "BLEU %", "F1 %", "HR code %", "HR paper %"]]
-    for (model, suite, task), swapped in sorted(groups.items(), key=lambda kv: kv[0][1:]):
-        if "+swap-" not in suite:
-            continue
-        original = groups.get((model, suite.split("+swap-")[0], task), {})
-        shared = sorted(set(swapped) & set(original))
-        if not shared:
-            continue
-        a = _aggregate_group(model, suite, task, [original[i] for i in shared])
-        b = _aggregate_group(model, suite, task, [swapped[i] for i in shared])
-        row = [suite, task, model, str(len(shared))]
-        for metric in ("pp", "bleu", "f1", "hr_code", "hr_paper"):
-            row.append(f"{_pct(a.metrics.get(metric))} -> {_pct(b.metrics.get(metric))}")
-        rows.append(row)
-    if len(rows) == 1:
-        return []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-
-
-def _pct(stat: Any) -> str:
-    if stat is None or stat.value != stat.value:  # NaN: nothing answered
-        return "-"
-    return f"{stat.value * 100:.1f}"

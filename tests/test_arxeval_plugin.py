@@ -22,7 +22,9 @@ import pytest_citebench.metrics.similarity  # noqa: F401
 from pytest_citebench.api import Hint
 from pytest_citebench.models import baselines
 from pytest_citebench.papers.arxeval.builder import SuiteSpec, build_suite
-from pytest_citebench.papers.arxeval.tasks import ARXEVAL_TASKS, JUMBLED_THRESHOLD, arxeval_answer
+from pytest_citebench.papers.arxeval.offline import arxeval_answer
+from pytest_citebench.papers.arxeval.prompts import ARXEVAL_TASKS
+from pytest_citebench.papers.arxeval.tasks import JUMBLED_THRESHOLD
 from pytest_citebench.recording import cassette_path
 from pytest_citebench.testing.stubserver import StubServer
 

@@ -15,18 +15,14 @@ import pytest
 from pytest_citebench import registry
 from pytest_citebench.api import Attempt, Hint, Message, Sample
 from pytest_citebench.doi.extract import extract_title_doi_pairs
-from pytest_citebench.doi.resolve import BaseResolver, DOIRecord
+from pytest_citebench.doi.records import DOIRecord
+from pytest_citebench.doi.resolve import BaseResolver
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.papers.arxeval import tasks as arxeval
-from pytest_citebench.papers.arxeval.tasks import (
-    DoiConfig,
-    DOILookupError,
-    arxeval_answer,
-    declines,
-    is_refusal,
-    ratio_ci,
-    table5,
-)
+from pytest_citebench.papers.arxeval.dois import DoiConfig, DOILookupError, live_resolver
+from pytest_citebench.papers.arxeval.offline import arxeval_answer
+from pytest_citebench.papers.arxeval.refusals import declines, is_refusal
+from pytest_citebench.papers.arxeval.table5 import ratio_ci, table5
 from pytest_citebench.suites import load_suite
 
 REPO = Path(__file__).resolve().parent.parent
@@ -263,7 +259,7 @@ def test_doi_config_from_environment() -> None:
     )
     with pytest.raises(DOILookupError, match="expected 'offline' or 'live'"):
         DoiConfig.from_env({"CITEBENCH_DOI": "online"})
-    resolver = arxeval.live_resolver(DoiConfig(mode="live", base_url="http://127.0.0.1:9/"))
+    resolver = live_resolver(DoiConfig(mode="live", base_url="http://127.0.0.1:9/"))
     assert (
         resolver.request_url("datacite", "10.1/x")[0] == "http://127.0.0.1:9/datacite/dois/10.1/x"
     )

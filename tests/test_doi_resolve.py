@@ -18,18 +18,14 @@ from typing import Any
 import pytest
 
 from pytest_citebench.doi.cli import main as doi_main
-from pytest_citebench.doi.resolve import (
+from pytest_citebench.doi.offline import (
     CASSETTE_FILTERS,
     CassetteResolver,
-    DOIRecord,
     OfflineDirResolver,
-    RateLimiter,
-    RawResponse,
     RegistryResolver,
-    Resolver,
-    classify,
-    retry_after_seconds,
 )
+from pytest_citebench.doi.records import DOIRecord, RawResponse, classify, retry_after_seconds
+from pytest_citebench.doi.resolve import RateLimiter, Resolver
 from pytest_citebench.testing.doi_replay import RecordedResponseServer
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,6 +19,7 @@ from pytest_citebench.api import Attempt, Hint, Message, Sample, Stage
 from pytest_citebench.errors import ProviderError, ResponseError
 from pytest_citebench.models import baselines
 from pytest_citebench.papers.guard import builder as builders_guard
+from pytest_citebench.papers.guard import offline, scifact, setstats, settings, verdicts
 from pytest_citebench.papers.guard import tasks as guard_tasks
 from pytest_citebench.papers.guard.stats import (
     bootstrap_ci,
@@ -43,7 +44,7 @@ def guard_models(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         baselines,
         "BASELINES",
-        {**baselines.BASELINES, **guard_tasks.local_models(baselines.BASELINES)},
+        {**baselines.BASELINES, **offline.local_models(baselines.BASELINES)},
     )
 
 
@@ -92,20 +93,21 @@ def fixed(answer: str) -> Callable[..., Any]:
     ],
 )
 def test_parse_score(raw: str, score: float | None) -> None:
-    assert guard_tasks.parse_score(raw) == score
+    assert verdicts.parse_score(raw) == score
 
 
 def test_parse_label_and_ranking() -> None:
-    assert guard_tasks.parse_label("true") and guard_tasks.parse_label("SUPPORT")
-    assert not guard_tasks.parse_label("false") and not guard_tasks.parse_label("Contradict")
+    assert verdicts.parse_label("true") and verdicts.parse_label("SUPPORT")
+    assert not verdicts.parse_label("false") and not verdicts.parse_label("Contradict")
     with pytest.raises(ResponseError, match="neither supported nor unsupported"):
-        guard_tasks.parse_label("maybe")
-    assert guard_tasks.parse_ranking("Ranking: 3, 1, 3, 9, 2", 4) == [3, 1, 2]
+        verdicts.parse_label("maybe")
+    assert verdicts.parse_ranking("Ranking: 3, 1, 3, 9, 2", 4) == [3, 1, 2]
 
 
 def test_importing_the_tasks_loads_no_heavy_module() -> None:
     code = (
         "import sys, pytest_citebench.papers.guard.tasks, pytest_citebench.papers.guard.builder\n"
+        "import pytest_citebench.papers.guard.scifact\n"
         "heavy = {'numpy', 'torch', 'sentence_transformers', 'litellm'} & set(sys.modules)\n"
         "assert not heavy, heavy"
     )
@@ -137,7 +139,7 @@ def test_validation_stats_match_the_library() -> None:
         {"item_id": f"i{i}", "metrics": {"score": s, "label": float(y), "threshold": 0.5}}
         for i, (y, s) in enumerate(zip(labels, scores, strict=True))
     ]
-    stats = guard_tasks.validation_stats(records)
+    stats = setstats.validation_stats(records)
     predicted = [s > 0.5 for s in scores]
     recall, spec = recall_specificity(labels, predicted)
     assert stats["recall_supported"].value == pytest.approx(recall) == 5 / 6
@@ -156,14 +158,14 @@ def test_vectorised_agreement_matches_the_library(seed: int) -> None:
     rng = np.random.default_rng(seed)
     a = rng.random(30) < 0.7
     b = a ^ (rng.random(30) < 0.2 * seed)
-    got = guard_tasks._binary_agreement(a, b)
+    got = setstats.binary_agreement(a, b)
     psa, nsa = psa_nsa(a.tolist(), b.tolist())
     assert got["psa"] == pytest.approx(psa) and got["nsa"] == pytest.approx(nsa)
     assert got["kappa"] == pytest.approx(cohen_kappa(a.tolist(), b.tolist()), nan_ok=True)
     ac1 = gwet_ac1(a.tolist(), b.tolist(), categories=[True, False])
     assert got["ac1"] == pytest.approx(ac1)
     scores = np.round(rng.random(30), 1)  # ties
-    assert guard_tasks._auc(a, scores) == pytest.approx(roc_auc(a.tolist(), scores.tolist()))
+    assert setstats._auc(a, scores) == pytest.approx(roc_auc(a.tolist(), scores.tolist()))
 
 
 def test_guard_task_flags_a_wrong_citation_and_proposes_the_right_passage() -> None:
@@ -194,12 +196,12 @@ def test_guard_verifier_and_tau_come_from_the_item_or_both_env_vars(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     it = item({"question": "q", "passages": ["p"], "tau": 0.3, "alpha": 0.1})
-    assert guard_tasks.guard_config(it) == ("lexical", 0.3, 0.1)
+    assert settings.guard_config(it) == ("lexical", 0.3, 0.1)
     monkeypatch.setenv("CITEBENCH_GUARD_VERIFIER", "embedding")
     with pytest.raises(ResponseError, match="together"):
-        guard_tasks.guard_config(it)
+        settings.guard_config(it)
     monkeypatch.setenv("CITEBENCH_GUARD_TAU", "0.71")
-    assert guard_tasks.guard_config(it) == ("embedding", 0.71, None)
+    assert settings.guard_config(it) == ("embedding", 0.71, None)
 
 
 def test_unsupported_rate_is_a_ratio_of_sums_with_an_item_bootstrap() -> None:
@@ -209,13 +211,13 @@ def test_unsupported_rate_is_a_ratio_of_sums_with_an_item_bootstrap() -> None:
         {"item_id": "c", "metrics": {"citations": 0.0, "flagged": 0.0}},  # cites nothing: out
         {"item_id": "d", "metrics": {"citations": 1.0, "flagged": 1.0}},
     ]
-    stat = guard_tasks.unsupported_rate(records)
+    stat = setstats.unsupported_rate(records)
     assert stat.value == pytest.approx(2 / 6) and stat.n == 6
     assert 0.0 <= stat.lo <= stat.value <= stat.hi <= 1.0
 
 
 def test_local_models_route_guard_tasks_and_refuse_the_rest() -> None:
-    models = guard_tasks.local_models({"bm25": lambda hint, options: "reasons answer"})
+    models = offline.local_models({"bm25": lambda hint, options: "reasons answer"})
     reasons = Hint("indirect", "a sentence", "reasons/nlp")
     assert models["bm25"](reasons, {}) == "reasons answer"
     verify = Hint("verify", "Metformin activates AMPK.", "g", None, {"passage": "Metformin AMPK"})
@@ -225,7 +227,7 @@ def test_local_models_route_guard_tasks_and_refuse_the_rest() -> None:
     assert models["bm25"](rank, {}) == "2, 1"
     with pytest.raises(ProviderError, match="is a verifier"):
         models["verifier-lexical"](reasons, {})
-    rerank = guard_tasks.route("rerank", lambda hint, options: "x")
+    rerank = offline.route("rerank", lambda hint, options: "x")
     with pytest.raises(ProviderError, match="no citation-guard baseline"):
         rerank(verify, {})
 
@@ -449,7 +451,7 @@ def test_llm_judge_is_recorded_then_replayed_offline(
 
 
 def test_committed_suites_are_reproduced_by_the_builder(tmp_path: Path) -> None:
-    built = builders_guard.build_scifact_suites(SCIFACT, QASA, tmp_path)
+    built = scifact.build_scifact_suites(SCIFACT, QASA, tmp_path)
     assert [(b.name, b.items) for b in built] == [
         ("guard/scifact-verify", 208),
         ("guard/qasa-calibration", 1000),
@@ -466,9 +468,9 @@ def test_committed_suites_are_reproduced_by_the_builder(tmp_path: Path) -> None:
 def test_cached_bm25_ranks_exactly_like_the_library() -> None:
     from pytest_citebench.papers.guard._text import bm25_rank
 
-    rows = builders_guard.load_scifact(SCIFACT)[:40]
+    rows = scifact.load_scifact(SCIFACT)[:40]
     passages = {i: r["passage"] for i, r in enumerate(rows)}
-    cached = builders_guard._CachedBM25()
+    cached = scifact._CachedBM25()
     for row in rows[:10]:
         assert cached.rank(row["claim"], passages) == bm25_rank(row["claim"], passages)
 
@@ -534,3 +536,20 @@ def test_calibrate_asks_the_model_when_no_score_is_given() -> None:
         "precomputed", '{"score": 0.7, "scored_by": "x"}', "score 0.7", False
     )
     assert isinstance(attempt, Attempt)
+
+
+# --------------------------------------------------------------------------- the Paper object
+
+
+def test_paper_declares_its_hooks_and_examples() -> None:
+    from pytest_citebench.papers.guard import PAPER
+
+    assert [c.name for c in PAPER.commands] == ["build-calibration", "build-guard-suites"]
+    assert PAPER.environment_problems is settings.environment_problems
+    assert PAPER.local_models is offline.local_models
+    for task in PAPER.tasks:
+        assert task.example is not None and set(task.fields) <= set(task.example), task.name
+        assert not task.uses_corpus, task.name
+    # The set metrics' NaN fallbacks name the same metrics, in the same order, as the docs.
+    assert tuple(guard_tasks.Verify.set_metric_docs) == setstats.VALIDATION_METRICS
+    assert tuple(guard_tasks.Calibrate.set_metric_docs) == setstats.CALIBRATION_METRICS

@@ -19,16 +19,14 @@ from hypothesis import strategies as st
 
 from pytest_citebench.papers.guard._text import bm25_rank, sliding_windows, split_to_token_budget
 from pytest_citebench.papers.guard.answers import CitedSentence, guard_answer, split_cited_sentences
+from pytest_citebench.papers.guard.judge import LLMJudgeVerifier, _verdict_logprobs, judge_score
+from pytest_citebench.papers.guard.model_verifiers import EmbeddingVerifier
 from pytest_citebench.papers.guard.verifiers import (
-    EmbeddingVerifier,
     LexicalVerifier,
-    LLMJudgeVerifier,
     Verifier,
     VerifierUnavailable,
-    _verdict_logprobs,
     available_verifiers,
     get_verifier,
-    judge_score,
     register_verifier,
 )
 

@@ -464,7 +464,7 @@ def test_escape_helpers() -> None:
 def test_hostile_answer_is_escaped_in_markdown_and_terminal(
     pytester: pytest.Pytester, tiny: Path
 ) -> None:
-    from pytest_citebench.reports import ReportData
+    from pytest_citebench.reports.data import ReportData
     from pytest_citebench.reports.markdown import render_markdown
 
     record = {

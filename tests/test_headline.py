@@ -16,10 +16,11 @@ from pytest_citebench.__main__ import main as cli
 from pytest_citebench.compare import compare
 from pytest_citebench.gates import evaluate, parse_gate
 from pytest_citebench.report import aggregate, render_table
-from pytest_citebench.reports import ReportData, strip_paths, write_reports
+from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.headline import headline_rows, verdict, worst_groups
 from pytest_citebench.reports.html import render_html
 from pytest_citebench.reports.markdown import render_markdown
+from pytest_citebench.reports.output import strip_paths, write_reports
 from pytest_citebench.reports.usage import HEADER, usage_lines, usage_rows
 from pytest_citebench.summary import write_summary
 
@@ -199,12 +200,12 @@ def test_headline_never_pools_tasks_and_pools_suites_of_one_task() -> None:
     records += [rec(f"i{i}", "correct", suite="dom/b") for i in range(3)]
     records += [rec(f"s{i}", "unanswered", suite="dom/a+swap-title") for i in range(4)]
     rows = {(r.model, r.task_label): r for r in headline_rows(records)}
-    assert set(rows) == {("m1", "direct"), ("m1", "indirect"), ("m1", "indirect (swapped)")}
+    assert set(rows) == {("m1", "direct"), ("m1", "indirect"), ("m1", "indirect (swap-title)")}
     indirect = rows[("m1", "indirect")]
     assert (indirect.suites, indirect.n) == (2, 10)
     assert indirect.share("hallucinated").value == pytest.approx(0.7)
     assert rows[("m1", "direct")].share("correct").value == 1.0
-    assert rows[("m1", "indirect (swapped)")].share("unanswered").value == 1.0
+    assert rows[("m1", "indirect (swap-title)")].share("unanswered").value == 1.0
 
     data = data_for(records)
     md = render_markdown(data)
@@ -217,7 +218,7 @@ def test_headline_never_pools_tasks_and_pools_suites_of_one_task() -> None:
         assert "65.0" not in text
     page = render_html(data)
     assert page.index("id='headline'") < page.index("id='heatmap'") < page.index("id='charts'")
-    assert "<td>indirect (swapped)</td>" in page
+    assert "<td>indirect (swap-title)</td>" in page
 
 
 def test_set_metric_tasks_show_their_metrics_not_outcome_shares() -> None:
@@ -282,7 +283,7 @@ def test_terminal_table_has_hallucinated_and_fits_160_columns_unless_verbose() -
     headline = headline_lines(long_names, aggregate(long_names))
     assert max(len(x) for x in headline) <= 160, max(headline, key=len)
     assert "anthropic/claude-3-5-sonnet-20241022-with-a-long-suffix" in headline
-    assert any(x.startswith("  sid_oracle_with_authors (swapped)") for x in headline)
+    assert any(x.startswith("  sid_oracle_with_authors (swap-title)") for x in headline)
     # The whole summary fits too, worst answers with long answers included.
     long = [dict(r, answer="x" * 500, expected="y" * 500) for r in records]
     data = data_for(long)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from pytest_citebench.papers.reasons.importer import DOMAINS, convert, import_reasons
+from pytest_citebench.papers.reasons.importer import DOMAINS, convert, import_reasons, main
 
 UPSTREAM = {
     "Natural Language Processing": {
@@ -121,3 +121,17 @@ def test_no_committed_reasons_gold_carries_scraping_debris() -> None:
             for key in ("cited_title", "cited_authors"):
                 assert "You must enable JavaScript" not in record[key], (path, record["id"])
                 assert "additional authors not shown" not in record[key], (path, record["id"])
+
+
+def test_import_reasons_command_prints_one_line_per_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    for stem in DOMAINS:
+        (source / f"{stem}.json").write_text(json.dumps(UPSTREAM), encoding="utf-8")
+    assert main([str(source), "--out", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "reasons/biomolecules: 1 items, 1 cited papers"
+    assert len(lines) == len(DOMAINS)
+    assert (tmp_path / "out" / "nlp" / "suite.toml").is_file()

@@ -535,7 +535,7 @@ def test_guard_outcomes_count_only_the_models_own_markers(
 
 
 def test_guard_echoed_passages_are_not_citations() -> None:
-    from pytest_citebench.papers.guard.tasks import own_answer
+    from pytest_citebench.papers.guard.prompts import own_answer
 
     passages = {1: "Alpha beta gamma delta epsilon.", 2: "Zeta eta theta iota kappa."}
     echoed = (

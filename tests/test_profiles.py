@@ -281,7 +281,7 @@ def test_pyproject_params_table_reaches_the_request(
 
 
 def test_share_splits_a_budget_into_parts_that_add_up_exactly() -> None:
-    from pytest_citebench.session import share
+    from pytest_citebench.workers import share
 
     for total in range(1, 40):
         for count in range(1, 9):

@@ -24,9 +24,10 @@ from pytest_citebench.api import Aggregate, Stat
 from pytest_citebench.compare import compare
 from pytest_citebench.gates import evaluate, parse_gate
 from pytest_citebench.report import aggregate
-from pytest_citebench.reports import ReportData, write_reports
+from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.html import render_html
 from pytest_citebench.reports.markdown import render_markdown
+from pytest_citebench.reports.output import write_reports
 
 CHROMIUM_FLAGS = (
     "--headless",

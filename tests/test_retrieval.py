@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from hypothesis import given, settings
@@ -42,7 +43,8 @@ def dense(cache: Path) -> DenseRetriever:
 
 
 def hint(task: str, query: str, **extra: str) -> Hint:
-    return Hint(task, query, "tiny", str(TINY_CORPUS), extra)
+    answer: Literal["title", "authors"] = "authors" if task == "direct" else "title"
+    return Hint(task, query, "tiny", str(TINY_CORPUS), extra, answer)
 
 
 def test_import_is_cheap() -> None:
@@ -80,7 +82,7 @@ def test_bm25_baseline_answers_as_before() -> None:
     assert answer(hint("direct", "Deep Residual Learning for Image Recognition"), {}).startswith(
         "Kaiming He"
     )
-    assert FLOORS["bm25"] == {"indirect": 0.2, "direct": 0.5}
+    assert FLOORS["bm25"] == {"title": 0.2, "authors": 0.5}
 
 
 def test_retrievers_are_cached_per_kind_corpus_and_options(cache: Path) -> None:

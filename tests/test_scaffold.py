@@ -12,7 +12,7 @@ import pytest
 
 from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.scaffold import CORPUS_TASKS, EXAMPLES, example_item, scaffold
+from pytest_citebench.scaffold import example_item, scaffold
 from pytest_citebench.suites import load_suite
 
 
@@ -22,7 +22,7 @@ def test_every_task_scaffolds_a_suite_that_loads(tmp_path: Path, task: str) -> N
     suite = load_suite(made.directory)  # the same validation as `validate` and collection
     assert suite.name == f"new/{task}" and suite.manifest.tasks == (task,)
     assert [item.id for item in suite.items] == ["example-1"]
-    assert (made.directory / "corpus.jsonl").exists() == (task in CORPUS_TASKS)
+    assert (made.directory / "corpus.jsonl").exists() == registry.get(task).uses_corpus
     readme = (made.directory / "README.md").read_text()
     for heading in ("## Provenance", "## Licence", "## Checklist"):
         assert heading in readme
@@ -30,8 +30,11 @@ def test_every_task_scaffolds_a_suite_that_loads(tmp_path: Path, task: str) -> N
 
 
 def test_known_examples_cover_every_registered_task() -> None:
-    # A new task without an example still scaffolds (placeholders), but should get a real one.
-    assert set(registry.names()) <= set(EXAMPLES)
+    # A new task without an example still scaffolds (placeholders), but should get a real one:
+    # every built-in task's example carries every field the task declares.
+    for task in registry.all_tasks():
+        assert task.example is not None, task.name
+        assert set(task.fields) <= set(task.example), task.name
     item = example_item(["indirect", "verify"])
     assert item["cited_title"] == "Attention Is All You Need" and item["label"] == "supported"
 

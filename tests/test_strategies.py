@@ -203,7 +203,7 @@ def test_swap_plugin_collects_variant_and_counts_skips(
     # The variant's own marker (tiny_swap_title) is registered: --strict-markers accepts it.
     assert lenient.ret == 0, lenient.stdout.str()
     lenient.stdout.fnmatch_lines(
-        ["*tiny+swap-title*indirect*", "*adversarial swaps, original -> swapped*"]
+        ["*tiny+swap-title*indirect*", "*Adversarial swaps (REASONS Table 3)*"]
     )
 
 

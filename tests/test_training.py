@@ -14,7 +14,7 @@ import pytest
 
 from pytest_citebench.api import Hint
 from pytest_citebench.models.baselines import BASELINES
-from pytest_citebench.papers.reasons import training
+from pytest_citebench.papers.reasons import fusion, pairs, training
 from pytest_citebench.retrieval import RerankRetriever, get_retriever
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> tuple[Path
 
 
 def test_split_keeps_each_citing_paper_on_one_side(cache: Path) -> None:
-    train, test, record = training.build_pairs(
+    train, test, record = pairs.build_pairs(
         [SMALL_SUITE], split_seed=3, test_fraction=0.4, negatives=3, cache_dir=cache
     )
     train_citing = {q.citing_id for q in train}
@@ -64,21 +64,21 @@ def test_split_keeps_each_citing_paper_on_one_side(cache: Path) -> None:
         top = [c for c in q.candidates if c not in q.golds][:10]
         sampled = q.negatives(3, pool=10, rng=rng)  # LCL: drawn from the bi-encoder's top 10
         assert len(set(sampled)) == 3 and set(sampled) <= set(top)
-    again = training.build_pairs([SMALL_SUITE], split_seed=3, test_fraction=0.4, cache_dir=cache)
+    again = pairs.build_pairs([SMALL_SUITE], split_seed=3, test_fraction=0.4, cache_dir=cache)
     assert again[2]["test_citing"] == record["test_citing"]  # deterministic
 
 
 def test_split_coin_is_seeded_stable_and_version_blind() -> None:
     ids = [f"19{i:02d}.{i * 37:05d}v2" for i in range(1, 100)] * 1
-    share = sum(training.in_test(i, seed=0, test_fraction=0.2) for i in ids) / len(ids)
+    share = sum(pairs.in_test(i, seed=0, test_fraction=0.2) for i in ids) / len(ids)
     assert 0.08 < share < 0.35
     assert all(
-        training.in_test(i, seed=0, test_fraction=0.2)
-        == training.in_test(i[:-2] + "v7", seed=0, test_fraction=0.2)
+        pairs.in_test(i, seed=0, test_fraction=0.2)
+        == pairs.in_test(i[:-2] + "v7", seed=0, test_fraction=0.2)
         for i in ids
     )
-    assert [training.in_test(i, seed=1, test_fraction=0.2) for i in ids] != [
-        training.in_test(i, seed=0, test_fraction=0.2) for i in ids
+    assert [pairs.in_test(i, seed=1, test_fraction=0.2) for i in ids] != [
+        pairs.in_test(i, seed=0, test_fraction=0.2) for i in ids
     ]
 
 
@@ -143,24 +143,24 @@ def test_fusion_choice_by_validation_recall_golden() -> None:
     #   w=0 -> top 1; w=1 -> (-1.1, 0.0, -2.9) top 1; w=10 -> (7, 4.5, -2) top 0.
     # q2 cites candidate 2, which only the cross-encoder ranks first:
     #   w=0 -> top 2; w=1 -> (-3.24, -2.41, 0.1) top 2; w=10 -> (3.6, 2.9, 1.9) top 0.
-    q1 = training.Ranked(positive=0, log_probs=(-2.0, -0.5, -3.0), cosines=(0.9, 0.5, 0.1))
-    q2 = training.Ranked(positive=2, log_probs=(-4.0, -3.0, -0.1), cosines=(0.76, 0.59, 0.2))
+    q1 = fusion.Ranked(positive=0, log_probs=(-2.0, -0.5, -3.0), cosines=(0.9, 0.5, 0.1))
+    q2 = fusion.Ranked(positive=2, log_probs=(-4.0, -3.0, -0.1), cosines=(0.76, 0.59, 0.2))
     assert q1.top(0.0) == 1 and q1.top(10.0) == 0
     assert q2.top(0.0) == 2 and q2.top(10.0) == 0 and q2.top(1.0) == 2
-    weight, recall = training.choose_fusion([q1, q2], grid=(0.0, 1.0, 10.0))
+    weight, recall = fusion.choose_fusion([q1, q2], grid=(0.0, 1.0, 10.0))
     assert recall == {"0.0": 0.5, "1.0": 0.5, "10.0": 0.5}
     assert weight == 0.0  # ties go to the smaller weight (trust the trained model)
     # A third query that only fusion gets right breaks the tie toward w=10.
-    q3 = training.Ranked(positive=0, log_probs=(-1.0, -0.2), cosines=(0.8, 0.3))
-    weight, recall = training.choose_fusion([q1, q2, q3], grid=(0.0, 1.0, 10.0))
+    q3 = fusion.Ranked(positive=0, log_probs=(-1.0, -0.2), cosines=(0.8, 0.3))
+    weight, recall = fusion.choose_fusion([q1, q2, q3], grid=(0.0, 1.0, 10.0))
     assert weight == 10.0 and recall["10.0"] == pytest.approx(2 / 3)
     # A cited paper outside the candidates is never right, whatever the weight.
-    missing = training.Ranked(positive=None, log_probs=(0.0,), cosines=(1.0,))
-    assert training.choose_fusion([missing], grid=(0.0, 5.0))[1] == {"0.0": 0.0, "5.0": 0.0}
+    missing = fusion.Ranked(positive=None, log_probs=(0.0,), cosines=(1.0,))
+    assert fusion.choose_fusion([missing], grid=(0.0, 5.0))[1] == {"0.0": 0.0, "5.0": 0.0}
     # Equal scores: the bi-encoder's order decides.
-    assert training.Ranked(positive=0, log_probs=(-1.0, -1.0), cosines=(0.5, 0.5)).top(3.0) == 0
+    assert fusion.Ranked(positive=0, log_probs=(-1.0, -1.0), cosines=(0.5, 0.5)).top(3.0) == 0
     with pytest.raises(ValueError, match="empty"):
-        training.choose_fusion([q1], grid=())
+        fusion.choose_fusion([q1], grid=())
 
 
 def test_tiny_run_records_validation_and_fusion(trained: tuple[Path, float, str]) -> None:
@@ -169,11 +169,11 @@ def test_tiny_run_records_validation_and_fusion(trained: tuple[Path, float, str]
     validation = split["validation"]
     assert set(validation["citing"]) <= set(split["train_citing"])
     assert not set(validation["citing"]) & set(split["test_citing"])
-    fusion = json.loads((out / "fusion.json").read_text())
-    assert fusion["bi_encoder_weight"] in training.FUSION_GRID
+    fitted = json.loads((out / "fusion.json").read_text())
+    assert fitted["bi_encoder_weight"] in fusion.FUSION_GRID
     record = json.loads((out / "training.json").read_text())
     assert (
-        record["fusion"] == fusion and record["held_out"]["fusion"] == fusion["bi_encoder_weight"]
+        record["fusion"] == fitted and record["held_out"]["fusion"] == fitted["bi_encoder_weight"]
     )
     held = record["held_out"]
     assert 0.0 <= held["cross_encoder_recall@1"] <= held["candidate_recall"] <= 1.0

@@ -4,15 +4,9 @@ Importing this package stays cheap (stdlib only); HTTP libraries load on the fir
 """
 
 from pytest_citebench.doi.extract import extract_dois, extract_title_doi_pairs, normalize_doi
-from pytest_citebench.doi.resolve import (
-    CassetteResolver,
-    DOICheck,
-    DOIRecord,
-    OfflineDirResolver,
-    RegistryResolver,
-    Resolver,
-    classify,
-)
+from pytest_citebench.doi.offline import CassetteResolver, OfflineDirResolver, RegistryResolver
+from pytest_citebench.doi.records import DOICheck, DOIRecord, classify
+from pytest_citebench.doi.resolve import Resolver
 from pytest_citebench.doi.titles import (
     DEFAULT_THRESHOLD,
     normalize_title,

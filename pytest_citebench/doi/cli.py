@@ -70,14 +70,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pytest_citebench.doi.resolve import (
-        ALL_SOURCES,
-        BaseResolver,
+    from pytest_citebench.doi.offline import (
         CassetteResolver,
         OfflineDirResolver,
         RegistryResolver,
-        Resolver,
     )
+    from pytest_citebench.doi.records import ALL_SOURCES
+    from pytest_citebench.doi.resolve import BaseResolver, Resolver
 
     common = {
         "mailto": args.mailto,

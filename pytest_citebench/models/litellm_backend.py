@@ -11,7 +11,7 @@ from typing import Any
 
 from pytest_citebench.api import Hint
 from pytest_citebench.errors import ResponseError
-from pytest_citebench.models import LOCAL_PREFIX, local_answer, offline_environment
+from pytest_citebench.models.types import LOCAL_PREFIX, local_answer, offline_environment
 
 _RETRYABLE = (
     "RateLimitError",

@@ -36,6 +36,9 @@ class ProfileError(ValueError):
 
 @dataclass(frozen=True)
 class Profile:
+    """One named model setup (pyproject or built in), so every run that names it sends the same
+    requests and finds the same cassettes, whatever endpoint is behind it."""
+
     name: str
     model: str
     api_base: str | None = None

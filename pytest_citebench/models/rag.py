@@ -33,6 +33,7 @@ PAPER_ENTRY = NamedTemplate(
 
 
 def format_papers(hits: Sequence[object]) -> str:
+    """Retrieved papers as the prompt shows them, numbered so the model can cite by rank."""
     entries = []
     for rank, hit in enumerate(hits, start=1):
         paper = hit.paper  # type: ignore[attr-defined]

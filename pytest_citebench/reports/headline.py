@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_citebench.metrics.stats import wilson_ci
+from pytest_citebench.report import share
 
 if TYPE_CHECKING:
-    from pytest_citebench.api import Aggregate, Stat
+    from pytest_citebench.api import Aggregate, Stat, Task
     from pytest_citebench.compare import Comparison
     from pytest_citebench.gates import Gate, GateResult
 
@@ -50,35 +50,22 @@ GATES_PASSED = "gates passed"
 GATE_FAILED = "gate failed"
 
 
-def _task(name: str) -> Any:
+def _task(name: str) -> Task:
     from pytest_citebench import registry
 
-    try:
-        return registry.get(name)
-    except KeyError:
-        return None
+    return registry.find(name)
 
 
 def has_outcome_shares(task: str) -> bool:
     """False for tasks judged only by their set metrics; unknown tasks get the shares."""
-    return bool(getattr(_task(task), "outcome_shares", True))
-
-
-def share(counts: Mapping[str, int], outcome: str) -> Stat:
-    """The share of ``outcome`` among the scored (non-error) items, Wilson 95% CI."""
-    from pytest_citebench.api import Stat
-
-    n = sum(v for k, v in counts.items() if k != "error")
-    k = counts.get(outcome, 0)
-    lo, hi = wilson_ci(k, n)
-    return Stat(k / n if n else math.nan, lo, hi, n)
+    return _task(task).outcome_shares
 
 
 @dataclass(frozen=True)
 class HeadlineRow:
     model: str
     task: str
-    variant: bool  # adversarial swaps (``+swap-`` suites), reported apart from the originals
+    variant: str  # a derived suite's variant (``swap-title``), reported apart; "" for originals
     suites: int
     n: int  # scored items (errors excluded)
     errors: int
@@ -86,22 +73,25 @@ class HeadlineRow:
 
     @property
     def task_label(self) -> str:
-        return f"{self.task} (swapped)" if self.variant else self.task
+        return f"{self.task} ({self.variant})" if self.variant else self.task
 
     def share(self, outcome: str) -> Stat:
         return share(self.counts, outcome)
 
 
 def headline_rows(records: Sequence[Mapping[str, Any]]) -> list[HeadlineRow]:
-    """One row per model x task (x original/swapped), suites of the task pooled, never tasks."""
-    counts: dict[tuple[str, str, bool], Counter[str]] = defaultdict(Counter)
-    suites: dict[tuple[str, str, bool], set[str]] = defaultdict(set)
+    """One row per model x task (x original or variant), suites of the task pooled, never
+    tasks."""
+    from pytest_citebench import registry
+
+    counts: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    suites: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for r in records:
         task = str(r.get("task", ""))
         if not has_outcome_shares(task):
             continue
         suite = str(r.get("suite", ""))
-        key = (str(r.get("model", "")), task, "+swap-" in suite)
+        key = (str(r.get("model", "")), task, registry.split_variant(suite)[1] or "")
         counts[key][str(r.get("outcome", ""))] += 1
         suites[key].add(suite)
     rows = []
@@ -122,7 +112,7 @@ def own_metric_aggregates(aggregates: Sequence[Aggregate]) -> list[Aggregate]:
 
 def own_metrics(agg: Aggregate) -> list[str]:
     """The set metrics a task documents, in its order (never the outcome shares)."""
-    docs = getattr(_task(agg.task), "set_metric_docs", {}) or {}
+    docs = _task(agg.task).set_metric_docs
     return [m for m in docs if m in agg.metrics]
 
 
@@ -269,24 +259,16 @@ def fmt_share(stat: Stat) -> str:
 
 def columns_text(rows: Sequence[Sequence[str]], left: int) -> list[str]:
     """Rows of cells as aligned text under a rule; the first ``left`` columns left-aligned."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for index, row in enumerate(rows):
-        cells = [
-            c.ljust(w) if i < left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return lines
+    from pytest_citebench.reports.table import text_table
+
+    return text_table(rows[0], rows[1:], right_from=left, rule=True)
 
 
 def headline_lines(
     records: Sequence[Mapping[str, Any]], aggregates: Sequence[Aggregate], width: int = 160
 ) -> list[str]:
     """The headline tables as text: outcome shares per model x task, then the set-metric tasks."""
-    from pytest_citebench.reports.data import fmt, label
+    from pytest_citebench.reports.format import fmt, label
 
     lines: list[str] = []
     rows = headline_rows(records)

@@ -16,8 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from pytest_citebench.reports import ReportData, svg
+from pytest_citebench.api import Chart, Section
 from pytest_citebench.reports import data as d
+from pytest_citebench.reports import svg
+from pytest_citebench.reports.data import ReportData
+from pytest_citebench.reports.format import fmt, label
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d1d1f;
@@ -116,19 +119,8 @@ def render_html(data: ReportData, *, worst: int | None = None) -> str:
         sections.append(("usage", "Usage per model", _usage(usage)))
     if aggregates:
         sections.append(("metrics", "All metrics with 95% CIs", _metrics(aggregates)))
-    adversarial = d.adversarial_rows(records)
-    if adversarial:
-        sections.append(("adversarial", "Adversarial swaps (REASONS Table 3)", _adv(adversarial)))
-    dois = d.doi_rows(aggregates)
-    if dois:
-        sections.append(("dois", "DOIs (ArxEval Table 5)", _dois(dois)))
-    try:
-        curves = d.guard_curves(records)
-    except (ValueError, ImportError) as exc:  # odd calibration data must not lose the report
-        curves = []
-        sections.append(("guard", "Guard calibration", f"<p class='muted'>{escape(str(exc))}</p>"))
-    if curves:
-        sections.append(("guard", "Guard calibration: τ, catch and flag rates", _guard(curves)))
+    for section in data.sections:  # each paper's own tables and charts
+        sections.append((section.key, section.title, _section(section)))
     per_group = data.show if worst is None else worst
     groups = h.worst_groups(records, per_group)
     if groups and per_group > 0:
@@ -174,7 +166,7 @@ def _headline(data: ReportData) -> str:
     if rows:
         table_rows = [
             [r.model, r.task_label, r.suites, r.n, r.errors]
-            + [d.fmt(r.share(s), s) for s in h.SHARES]
+            + [fmt(r.share(s), s) for s in h.SHARES]
             for r in rows
         ]
         header = ["model", "task", "suites", "n", "errors", *(h.SHARE_LABELS[s] for s in h.SHARES)]
@@ -189,7 +181,7 @@ def _headline(data: ReportData) -> str:
                 a.suite,
                 a.metrics["n"].n if "n" in a.metrics else "",
                 a.counts.get("error", 0),
-                ", ".join(f"{d.label(m)} {d.fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
+                ", ".join(f"{label(m)} {fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
             ]
             for a in own
         ]
@@ -304,8 +296,8 @@ def _baseline(data: ReportData) -> str:
         for x in deltas:
             # Oriented so that right is better: HR's CI flips sign, accuracy's does not.
             lo, hi = (x.lo, x.hi) if x.higher_is_better else (-x.hi, -x.lo)
-            label = f"{x.suite}:{x.task} {x.metric} [{x.model}]"
-            forest_rows.append((label, -x.worse_by, lo, hi, x.failed))
+            row_label = f"{x.suite}:{x.task} {x.metric} [{x.model}]"
+            forest_rows.append((row_label, -x.worse_by, lo, hi, x.failed))
         body += svg.forest(
             "Change, oriented so that right is better (points, 95% CI)",
             forest_rows,
@@ -332,7 +324,7 @@ def _charts(specs: Sequence[d.ChartSpec]) -> str:
         values = {k: (s.value, s.lo, s.hi) for k, s in spec.values.items()}
         out.append(
             svg.grouped_bars(
-                f"{d.label(spec.metric)} — {spec.task}", spec.suites, spec.models, values
+                f"{label(spec.metric)} — {spec.task}", spec.suites, spec.models, values
             )
         )
     if current is not None:
@@ -350,14 +342,14 @@ def _metrics(aggregates: Sequence[Any]) -> str:
             stage = agg.stage or ""
             row = [agg.suite, agg.model, stage, agg.metrics["n"].n if "n" in agg.metrics else ""]
             row.append(agg.counts.get("error", 0))
-            row += [d.fmt(agg.metrics.get(m), m) for m in cols]
+            row += [fmt(agg.metrics.get(m), m) for m in cols]
             rows.append(row)
         out.append(f"<h3>{escape(task)}</h3>")
         for text in sorted(labels):
             out.append(f"<p class='muted'>* {escape(text)}</p>")
         out.append(
             _table(
-                ["suite", "model", "final stage", "n", "err"] + [d.label(m) for m in cols],
+                ["suite", "model", "final stage", "n", "err"] + [label(m) for m in cols],
                 rows,
                 numeric_from=3,
             )
@@ -366,108 +358,25 @@ def _metrics(aggregates: Sequence[Any]) -> str:
 
 
 _DELTA_HEADER = ("", "suite", "task", "model", "metric", "n", "base %", "new %")
-_DOI_HEADER = ("model", "suite", "Total DOIs", "DOIs found (%)", "DOIs not found (%)")
-_ADV_METRICS = ("pp", "bleu", "f1", "hr_code", "hr_paper")
 
 
-def _adv(rows: Sequence[d.AdversarialRow]) -> str:
-    table_rows = []
-    for r in rows:
-        row: list[Any] = [r.suite, r.task, r.model, r.n]
-        for m in _ADV_METRICS:
-            row.append(
-                f"{d.fmt(r.before.metrics.get(m), m, ci=False)} → "
-                f"{d.fmt(r.after.metrics.get(m), m, ci=False)}"
-            )
-        table_rows.append(row)
-    out = [
-        "<p class='muted'>Each swapped suite beside its original, on the same items; % values, "
-        "original → swapped.</p>",
-        _table(
-            ["suite", "task", "model", "n"] + [d.label(m) for m in _ADV_METRICS],
-            table_rows,
-            numeric_from=3,
-        ),
-        "<div class='charts'>",
-    ]
-    cats = [f"{r.suite} {r.task} [{r.model}]" for r in rows]
-    for metric in ("hr_paper", "pp", "f1"):
-        values: dict[tuple[str, str], tuple[float, float, float]] = {}
-        for cat, r in zip(cats, rows, strict=True):
-            for name, agg in (("original", r.before), ("swapped", r.after)):
-                s = agg.metrics.get(metric)
-                if s is not None and not math.isnan(s.value):
-                    values[(cat, name)] = (s.value, s.lo, s.hi)
-        if values:
-            out.append(
-                svg.grouped_bars(
-                    f"{d.label(metric)}: original vs swapped", cats, ["original", "swapped"], values
-                )
-            )
-    out.append("</div>")
-    return "".join(out)
+def _chart(chart: Chart) -> str:
+    """Draw a paper's chart spec with the core's SVG functions (see ``api.Chart``)."""
+    d = chart.data
+    if chart.kind == "line_chart":
+        return svg.line_chart(d["title"], d["x_label"], d["xs"], d["lines"])
+    if chart.kind == "stacked_bars":
+        return svg.stacked_bars(d["title"], d["bars"], d["parts"])
+    return svg.grouped_bars(d["title"], d["categories"], d["series"], d["values"])
 
 
-def _dois(rows: Sequence[d.DoiRow]) -> str:
-    table_rows = []
-    for r in rows:
-        m = r.aggregate.metrics
-        table_rows.append(
-            [
-                r.model,
-                r.suite,
-                r.total,
-                f"{r.found} ({d.fmt(m.get('doi_found'), 'doi_found')})",
-                f"{r.total - r.found} ({d.fmt(m.get('doi_not_found'), 'doi_not_found')})",
-                d.fmt(m.get("doi_title_match"), "doi_title_match"),
-                d.fmt(m.get("adherence"), "adherence"),
-            ]
-        )
-    chart = svg.stacked_bars(
-        "DOIs given, by what the registry says",
-        [
-            (f"{r.model} · {r.suite}", (r.matching, r.found - r.matching, r.total - r.found))
-            for r in rows
-        ],
-        (
-            ("found, title matches", "#59a14f"),
-            ("found, other title", "#edc948"),
-            ("not found", "#e15759"),
-        ),
-    )
-    return (
-        _table(
-            [*_DOI_HEADER, "Matching titles %", "Adherence %"],
-            table_rows,
-            numeric_from=2,
-        )
-        + chart
-    )
-
-
-def _guard(curves: Sequence[d.GuardCurve]) -> str:
-    out = [
-        "<p class='muted'>τ(α) is the split-conformal threshold from all unsupported scores; "
-        "catch and flag rates are means over seeded calibration/held-out splits (half the "
-        "unsupported scores calibrate). Catch should stay at or above the dashed target 1−α; the "
-        "flag rate is the share of supported citations sent to review.</p><div class='charts'>"
-    ]
-    for c in curves:
-        target = tuple(1 - a for a in c.alphas)
-        out.append(
-            svg.line_chart(
-                f"{c.suite} [{c.model}] n={c.n_unsupported}+{c.n_supported}",
-                "α (target miss rate)",
-                c.alphas,
-                [
-                    ("τ(α)", c.tau, ""),
-                    ("catch (held-out)", c.catch, ""),
-                    ("flag rate", c.flag, ""),
-                    ("target 1−α", target, "5 4"),
-                ],
-            )
-        )
-    out.append("</div>")
+def _section(section: Section) -> str:
+    """A paper's section: its note, its table, its charts."""
+    out = [f"<p class='muted'>{escape(section.note)}</p>"] if section.note else []
+    if section.rows:
+        out.append(_table(section.headers, section.rows, numeric_from=section.numeric_from or 99))
+    if section.charts:
+        out += ["<div class='charts'>", *(_chart(c) for c in section.charts), "</div>"]
     return "".join(out)
 
 

@@ -13,9 +13,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_citebench.reports import ReportData
 from pytest_citebench.reports import data as d
+from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.escape import markdown_cell, markdown_code
+from pytest_citebench.reports.format import fmt, label
+from pytest_citebench.reports.sections import markdown_lines
 
 # GitHub's limit is 1 MiB per step summary; stay well below it on huge runs.
 MAX_ROWS = 200
@@ -71,7 +73,7 @@ def render_markdown(data: ReportData) -> str:
         ]
         table = [
             [r.model, r.task_label, r.suites, r.n, r.errors]
-            + [d.fmt(r.share(s), s) for s in h.SHARES]
+            + [fmt(r.share(s), s) for s in h.SHARES]
             for r in rows
         ]
         header = ["model", "task", "suites", "n", "err", *(h.SHARE_LABELS[s] for s in h.SHARES)]
@@ -87,7 +89,7 @@ def render_markdown(data: ReportData) -> str:
                 a.suite,
                 _n(a),
                 a.counts.get("error", 0),
-                ", ".join(f"{d.label(m)} {d.fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
+                ", ".join(f"{label(m)} {fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
             ]
             for a in own
         ]
@@ -104,12 +106,10 @@ def render_markdown(data: ReportData) -> str:
     for cols, group in by_columns.items():
         table = [
             [a.suite, a.task, a.model, _n(a), a.counts.get("error", 0)]
-            + [d.fmt(a.metrics.get(m), m) for m in cols]
+            + [fmt(a.metrics.get(m), m) for m in cols]
             for a in group
         ]
-        lines += _table(
-            ["suite", "task", "model", "n", "err"] + [d.label(m) for m in cols], table, 3
-        )
+        lines += _table(["suite", "task", "model", "n", "err"] + [label(m) for m in cols], table, 3)
         lines.append("")
     if not data.aggregates:
         lines += ["No citebench items ran.", ""]
@@ -128,6 +128,8 @@ def render_markdown(data: ReportData) -> str:
         lines.append("")
     if data.comparison is not None:
         lines += _baseline(data)
+    for section in data.sections:
+        lines += markdown_lines(section)
     errors = data.errors
     if errors:
         lines.append(f"### Errors ({len(errors)})")

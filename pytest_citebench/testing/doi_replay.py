@@ -22,7 +22,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pytest_citebench.doi.extract import normalize_doi
-from pytest_citebench.doi.resolve import RawResponse, load_recordings
+from pytest_citebench.doi.offline import load_recordings
+from pytest_citebench.doi.records import RawResponse
 
 __all__ = ["RecordedResponseServer", "route"]
 

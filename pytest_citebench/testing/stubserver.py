@@ -19,6 +19,10 @@ Example::
 
 Responses are byte-stable for a given request body (fixed ``created``, ``id`` derived from the
 body, no ``Date`` header) so cassettes recorded against the stub do not churn.
+
+This module is the public entry point (``StubServer``, ``Fault``, ``HOST``, ``CREATED``, and
+``python -m pytest_citebench.testing.stubserver``). The fault model lives in ``stub_faults`` and
+the HTTP/1.1 framing in ``stub_wire``; both are re-exported or used from here.
 """
 
 from __future__ import annotations
@@ -29,13 +33,27 @@ import contextlib
 import hashlib
 import json
 import socket
-import struct
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from http import HTTPStatus
-from typing import Any, Literal, NoReturn, cast, get_args
+from typing import Any, cast
+
+from pytest_citebench.testing.stub_faults import Fault, FaultKind, FaultScript, fault_for
+from pytest_citebench.testing.stub_wire import (
+    MAX_HEADER_BYTES,
+    SSE_HEADERS,
+    Aborted,
+    Request,
+    abort,
+    dumps,
+    error_body,
+    format_seconds,
+    http_chunk,
+    read_request,
+    response_head,
+    send,
+    split_words,
+)
 
 __all__ = ["CREATED", "HOST", "Fault", "FaultKind", "StubServer"]
 
@@ -44,88 +62,9 @@ HOST = "127.0.0.1"
 #: Fixed ``created`` timestamp so recorded responses are byte-stable across runs.
 CREATED = 1_700_000_000
 
-FaultKind = Literal[
-    "status",
-    "reset",
-    "timeout",
-    "malformed_json",
-    "empty_choices",
-    "truncated_stream",
-    "slow_first_byte",
-]
-_FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
-
-_MAX_HEADER_BYTES = 64 * 1024
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _MODELS_PATHS = frozenset({"/v1/models", "/models"})
 _MALFORMED = b'{"id": "x", "choices": ['
-_SSE_HEADERS = {
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
-    "Transfer-Encoding": "chunked",
-}
-
-
-@dataclass
-class Fault:
-    """One scripted fault for a single chat-completions call.
-
-    Kinds and what the client observes:
-
-    * ``status`` -- an OpenAI-style JSON error body with HTTP ``status`` (and ``Retry-After``
-      when ``retry_after`` is set), e.g. 429 to exercise back-off.
-    * ``reset`` -- the socket is closed with ``SO_LINGER 0`` so the peer gets a TCP RST and no
-      response at all (connection-reset errors).
-    * ``timeout`` -- the connection is held open without a byte of response for ``delay``
-      seconds, then closed; a client whose timeout is shorter than ``delay`` times out.
-    * ``malformed_json`` -- HTTP 200 whose body is the invalid JSON ``{"id": "x", "choices": [``.
-    * ``empty_choices`` -- HTTP 200 with a valid completion object but ``"choices": []``.
-    * ``truncated_stream`` -- for ``stream`` requests one SSE chunk is sent and the connection is
-      closed without the terminating chunk or ``[DONE]``; for non-stream requests the
-      ``Content-Length`` promises more bytes than are sent before the close.
-    * ``slow_first_byte`` -- wait ``delay`` seconds (on top of ``latency``), then answer
-      normally; models a slow time-to-first-byte that still succeeds.
-
-    ``latency`` is applied before every kind except ``reset`` and ``timeout``, whose timing is
-    their whole point.
-    """
-
-    kind: FaultKind
-    status: int = 500
-    retry_after: float | None = None
-    delay: float = 0.0
-
-    def __post_init__(self) -> None:
-        # Literal is not enforced at runtime; a typo would otherwise silently answer normally.
-        if self.kind not in _FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {_FAULT_KINDS}")
-        if not 100 <= self.status <= 599:
-            raise ValueError(f"status must be an HTTP status code, got {self.status}")
-        if self.delay < 0 or (self.retry_after is not None and self.retry_after < 0):
-            raise ValueError("delay and retry_after must be non-negative")
-
-
-FaultScript = Callable[[int, dict[str, Any]], Fault | None] | Sequence[Fault | None]
-
-
-@dataclass
-class _Request:
-    method: str
-    path: str
-    version: str
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def keep_alive(self) -> bool:
-        conn = self.headers.get("connection", "").lower()
-        if self.version == "HTTP/1.0":
-            return conn == "keep-alive"
-        return conn != "close"
-
-
-class _Aborted(Exception):
-    """Raised inside a handler once the connection has been torn down on purpose."""
 
 
 def _default_answer(_request: dict[str, Any]) -> str:
@@ -148,28 +87,6 @@ def _prompt_text(payload: dict[str, Any]) -> str:
                 str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
             )
     return "\n".join(parts)
-
-
-def _error_type(status: int) -> tuple[str, str]:
-    """Map an HTTP status to OpenAI's (type, code) so SDKs classify the error the usual way."""
-    if status == 429:
-        return "rate_limit_error", "rate_limit_exceeded"
-    if status == 401:
-        return "authentication_error", "invalid_api_key"
-    if status == 404:
-        return "invalid_request_error", "not_found"
-    if 400 <= status < 500:
-        return "invalid_request_error", "invalid_request"
-    return "server_error", "server_error"
-
-
-def _error_body(status: int, message: str) -> dict[str, Any]:
-    etype, code = _error_type(status)
-    return {"error": {"message": message, "type": etype, "code": code, "param": None}}
-
-
-def _format_seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 class StubServer:
@@ -318,7 +235,7 @@ class StubServer:
             port=self._requested_port,
             family=socket.AF_INET,
             backlog=512,
-            limit=_MAX_HEADER_BYTES,
+            limit=MAX_HEADER_BYTES,
         )
         self._port = server.sockets[0].getsockname()[1]
         self._ready.set()
@@ -341,12 +258,12 @@ class StubServer:
         aborted = False
         try:
             while True:
-                request = await self._read_request(reader, writer)
+                request = await read_request(reader, writer)
                 if request is None:
                     break
                 if not await self._dispatch(request, writer):
                     break
-        except _Aborted:
+        except Aborted:
             aborted = True
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
@@ -364,105 +281,9 @@ class StubServer:
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
 
-    # ------------------------------------------------------------------ HTTP plumbing
-
-    async def _read_request(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> _Request | None:
-        """Parse one HTTP/1.1 request; ``None`` when the client closed the connection."""
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial.strip():
-                raise
-            return None
-        lines = head.decode("latin-1").split("\r\n")
-        try:
-            method, path, version = lines[0].split(" ", 2)
-        except ValueError:
-            await self._send(writer, 400, _error_body(400, "bad request line"), keep_alive=False)
-            return None
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if not line:
-                continue
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if headers.get("expect", "").lower() == "100-continue":
-            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            body = await self._read_chunked(reader)
-        else:
-            try:
-                length = int(headers.get("content-length", "0") or 0)
-            except ValueError:
-                length = -1
-            if length < 0:
-                err = _error_body(400, "bad Content-Length")
-                await self._send(writer, 400, err, keep_alive=False)
-                return None
-            body = await reader.readexactly(length) if length else b""
-        return _Request(method.upper(), path.split("?", 1)[0], version.strip(), headers, body)
-
-    @staticmethod
-    async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-        parts: list[bytes] = []
-        while True:
-            size_line = await reader.readuntil(b"\r\n")
-            size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
-            if size == 0:
-                # Skip optional trailers up to the blank line.
-                while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                    pass
-                return b"".join(parts)
-            parts.append(await reader.readexactly(size))
-            await reader.readexactly(2)
-
-    @staticmethod
-    def _head(
-        status: int,
-        headers: dict[str, str],
-        *,
-        keep_alive: bool,
-    ) -> bytes:
-        try:
-            reason = HTTPStatus(status).phrase
-        except ValueError:
-            reason = "Status"
-        lines = [f"HTTP/1.1 {status} {reason}"]
-        lines += [f"{k}: {v}" for k, v in headers.items()]
-        lines.append(f"Connection: {'keep-alive' if keep_alive else 'close'}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-    async def _send(
-        self,
-        writer: asyncio.StreamWriter,
-        status: int,
-        payload: dict[str, Any] | bytes,
-        *,
-        keep_alive: bool,
-        extra_headers: dict[str, str] | None = None,
-    ) -> bool:
-        body = payload if isinstance(payload, bytes) else _dumps(payload)
-        headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
-        headers.update(extra_headers or {})
-        writer.write(self._head(status, headers, keep_alive=keep_alive) + body)
-        await writer.drain()
-        return keep_alive
-
-    @staticmethod
-    def _abort(writer: asyncio.StreamWriter, *, rst: bool) -> NoReturn:
-        if rst:
-            sock = writer.get_extra_info("socket")
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        writer.transport.abort()
-        raise _Aborted
-
     # ------------------------------------------------------------------ routing
 
-    async def _dispatch(self, request: _Request, writer: asyncio.StreamWriter) -> bool:
+    async def _dispatch(self, request: Request, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; returns whether the connection may be reused."""
         payload: Any = None
         bad_json = False
@@ -487,25 +308,25 @@ class StubServer:
                 "object": "list",
                 "data": [{"id": "stub", "object": "model", "created": CREATED, "owned_by": "stub"}],
             }
-            return await self._send(writer, 200, models, keep_alive=keep)
+            return await send(writer, 200, models, keep_alive=keep)
         if request.path not in _CHAT_PATHS:
-            body = _error_body(404, f"no route for {request.method} {request.path}")
-            return await self._send(writer, 404, body, keep_alive=keep)
+            body = error_body(404, f"no route for {request.method} {request.path}")
+            return await send(writer, 404, body, keep_alive=keep)
         if request.method != "POST":
-            body = _error_body(405, "use POST")
-            return await self._send(writer, 405, body, keep_alive=keep)
+            body = error_body(405, "use POST")
+            return await send(writer, 405, body, keep_alive=keep)
         if bad_json or not isinstance(payload, dict):
-            body = _error_body(400, "request body must be a JSON object")
-            return await self._send(writer, 400, body, keep_alive=keep)
+            body = error_body(400, "request body must be a JSON object")
+            return await send(writer, 400, body, keep_alive=keep)
 
         with self._lock:
             index = self._calls
             self._calls += 1
         try:
-            fault = self._fault_for(index, payload)
+            fault = fault_for(self.faults, index, payload)
         except Exception as exc:  # a buggy fault script should fail loudly, not hang the client
-            err = _error_body(500, f"stub fault script failed: {exc!r}")
-            return await self._send(writer, 500, err, keep_alive=keep)
+            err = error_body(500, f"stub fault script failed: {exc!r}")
+            return await send(writer, 500, err, keep_alive=keep)
         with self._lock:
             self._in_flight += 1
             self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
@@ -515,17 +336,9 @@ class StubServer:
             with self._lock:
                 self._in_flight -= 1
 
-    def _fault_for(self, index: int, payload: dict[str, Any]) -> Fault | None:
-        script = self.faults
-        if script is None:
-            return None
-        if callable(script):
-            return script(index, payload)
-        return script[index] if index < len(script) else None
-
     async def _chat(
         self,
-        request: _Request,
+        request: Request,
         payload: dict[str, Any],
         fault: Fault | None,
         writer: asyncio.StreamWriter,
@@ -533,10 +346,10 @@ class StubServer:
     ) -> bool:
         kind = fault.kind if fault is not None else None
         if fault is not None and kind == "reset":
-            self._abort(writer, rst=True)
+            abort(writer, rst=True)
         if fault is not None and kind == "timeout":
             await asyncio.sleep(fault.delay)
-            self._abort(writer, rst=False)
+            abort(writer, rst=False)
         if self.latency:
             await asyncio.sleep(self.latency)
         if fault is not None and kind == "slow_first_byte":
@@ -544,26 +357,26 @@ class StubServer:
         if fault is not None and kind == "status":
             extra: dict[str, str] = {}
             if fault.retry_after is not None:
-                extra["Retry-After"] = _format_seconds(fault.retry_after)
+                extra["Retry-After"] = format_seconds(fault.retry_after)
             message = f"stub fault: HTTP {fault.status}"
-            err = _error_body(fault.status, message)
-            return await self._send(writer, fault.status, err, keep_alive=keep, extra_headers=extra)
+            err = error_body(fault.status, message)
+            return await send(writer, fault.status, err, keep_alive=keep, extra_headers=extra)
         if kind == "malformed_json":
             if payload.get("stream"):
                 # The streaming analogue: a well-framed SSE response whose event is broken JSON.
-                head = self._head(200, _SSE_HEADERS, keep_alive=keep)
-                events = _http_chunk(b"data: " + _MALFORMED + b"\n\n")
-                events += _http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+                head = response_head(200, SSE_HEADERS, keep_alive=keep)
+                events = http_chunk(b"data: " + _MALFORMED + b"\n\n")
+                events += http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
                 writer.write(head + events)
                 await writer.drain()
                 return keep
-            return await self._send(writer, 200, _MALFORMED, keep_alive=keep)
+            return await send(writer, 200, _MALFORMED, keep_alive=keep)
 
         try:
             text = self.answer(payload)
         except Exception as exc:  # surface bugs in user callbacks as a visible 500
-            err = _error_body(500, f"stub answer callback failed: {exc!r}")
-            return await self._send(writer, 500, err, keep_alive=keep)
+            err = error_body(500, f"stub answer callback failed: {exc!r}")
+            return await send(writer, 500, err, keep_alive=keep)
 
         model = str(payload.get("model") or "stub")
         cid = "chatcmpl-" + hashlib.sha256(request.body).hexdigest()[:12]
@@ -595,9 +408,9 @@ class StubServer:
         }
         if kind == "empty_choices":
             completion["choices"] = []
-        body = _dumps(completion)
+        body = dumps(completion)
         if kind == "truncated_stream":
-            head = self._head(
+            head = response_head(
                 200,
                 {"Content-Type": "application/json", "Content-Length": str(len(body))},
                 keep_alive=False,
@@ -605,7 +418,7 @@ class StubServer:
             writer.write(head + body[: len(body) // 2])
             await writer.drain()
             return False
-        return await self._send(writer, 200, body, keep_alive=keep)
+        return await send(writer, 200, body, keep_alive=keep)
 
     async def _stream(
         self,
@@ -632,7 +445,7 @@ class StubServer:
                 else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
             }
 
-        pieces = _split_words(text)
+        pieces = split_words(text)
         events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""}, None)]
         events += [chunk({"content": p}, None) for p in pieces]
         events.append(chunk({}, "stop"))
@@ -640,42 +453,20 @@ class StubServer:
         if isinstance(options, dict) and options.get("include_usage"):
             events.append({**chunk({}, None), "choices": [], "usage": usage})
 
-        head = self._head(200, _SSE_HEADERS, keep_alive=keep and kind != "truncated_stream")
+        head = response_head(200, SSE_HEADERS, keep_alive=keep and kind != "truncated_stream")
         if kind == "truncated_stream":
             # One full content-bearing event, then a close with no terminating chunk or [DONE].
             first = chunk({"role": "assistant", "content": pieces[0] if pieces else ""}, None)
-            writer.write(head + _http_chunk(b"data: " + _dumps(first) + b"\n\n"))
+            writer.write(head + http_chunk(b"data: " + dumps(first) + b"\n\n"))
             await writer.drain()
             return False
         # One write for the whole stream: the stub has no reason to pace events, and a single
         # send avoids small-packet interactions (Nagle / delayed ACK) skewing latency numbers.
-        frames = [_http_chunk(b"data: " + _dumps(event) + b"\n\n") for event in events]
-        frames.append(_http_chunk(b"data: [DONE]\n\n"))
+        frames = [http_chunk(b"data: " + dumps(event) + b"\n\n") for event in events]
+        frames.append(http_chunk(b"data: [DONE]\n\n"))
         writer.write(head + b"".join(frames) + b"0\r\n\r\n")
         await writer.drain()
         return keep
-
-
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def _http_chunk(data: bytes) -> bytes:
-    return f"{len(data):x}\r\n".encode("ascii") + data + b"\r\n"
-
-
-def _split_words(text: str) -> list[str]:
-    """Split into word-ish pieces that concatenate back to ``text`` exactly."""
-    pieces: list[str] = []
-    current = ""
-    for ch in text:
-        current += ch
-        if ch.isspace():
-            pieces.append(current)
-            current = ""
-    if current:
-        pieces.append(current)
-    return pieces
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,13 +1,58 @@
 """citation-guard (paper 002): a verifier against human gold, a split-conformal flag threshold.
 
 Everything the core knows about this paper is the ``PAPER`` object below, registered under the
-entry-point group ``pytest_citebench.tasks`` in pyproject.toml.
+entry-point group ``pytest_citebench.tasks`` in pyproject.toml. Importing it stays light (no
+numpy, torch or model): the builders load only when their command runs, the report section and
+the verifiers' models only when first used.
 """
 
 from __future__ import annotations
 
-from pytest_citebench.api import Paper
+from pytest_citebench.api import Command, Paper
+
+# The model-backed verifiers register their names ("embedding", "nli", "cross-encoder",
+# "llm-judge") when their modules are imported; importing them here makes every built-in name
+# available as soon as anything of this package is.
+from pytest_citebench.papers.guard import judge as judge
+from pytest_citebench.papers.guard import model_verifiers as model_verifiers
+from pytest_citebench.papers.guard.offline import local_models
+from pytest_citebench.papers.guard.report import sections
+from pytest_citebench.papers.guard.settings import environment_problems
 from pytest_citebench.papers.guard.tasks import PAPER as TITLE
 from pytest_citebench.papers.guard.tasks import TASKS
 
-PAPER = Paper(name="guard", title=TITLE, tasks=TASKS)
+
+def _build_calibration(argv: list[str]) -> int:
+    """``build-calibration``: the builder is imported only when the command runs."""
+    from pytest_citebench.papers.guard.builder import calibration_main
+
+    return calibration_main(argv)
+
+
+def _build_guard_suites(argv: list[str]) -> int:
+    """``build-guard-suites``: the builder is imported only when the command runs."""
+    from pytest_citebench.papers.guard.scifact import scifact_main
+
+    return scifact_main(argv)
+
+
+PAPER = Paper(
+    name="guard",
+    title=TITLE,
+    tasks=TASKS,
+    sections=sections,
+    commands=(
+        Command(
+            "build-calibration",
+            "a 'calibrate' suite from your own calibration scores",
+            _build_calibration,
+        ),
+        Command(
+            "build-guard-suites",
+            "rebuild suites/guard from SciFact + the QASA scores",
+            _build_guard_suites,
+        ),
+    ),
+    environment_problems=environment_problems,
+    local_models=local_models,
+)

@@ -1,13 +1,48 @@
 """REASONS (paper 000): sentence-level citation attribution over twelve arXiv domains.
 
 Everything the core knows about this paper is the ``PAPER`` object below, registered under the
-entry-point group ``pytest_citebench.tasks`` in pyproject.toml.
+entry-point group ``pytest_citebench.tasks`` in pyproject.toml: the six tasks, the adversarial
+swaps (options and variants), the Table 3 report section and two commands. Importing it stays
+light; the importer, the swaps' similarity search and training load only when used.
 """
 
 from __future__ import annotations
 
-from pytest_citebench.api import Paper
+from pytest_citebench.api import Command, Paper
+from pytest_citebench.papers.reasons.report import sections
 from pytest_citebench.papers.reasons.tasks import PAPER as TITLE
 from pytest_citebench.papers.reasons.tasks import TASKS
+from pytest_citebench.papers.reasons.variants import VARIANTS, add_options, configure
 
-PAPER = Paper(name="reasons", title=TITLE, tasks=TASKS)
+
+def _import_reasons(argv: list[str]) -> int:
+    from pytest_citebench.papers.reasons.importer import main
+
+    return main(argv)
+
+
+def _train_reranker(argv: list[str]) -> int:
+    from pytest_citebench.papers.reasons.training import main
+
+    return main(argv)
+
+
+PAPER = Paper(
+    name="reasons",
+    title=TITLE,
+    tasks=TASKS,
+    sections=sections,
+    commands=(
+        Command(
+            "import-reasons", "build suites/reasons/* from REASONS <Domain>.json", _import_reasons
+        ),
+        Command(
+            "train-reranker",
+            "fine-tune the cross-encoder for citebench/rerank (LCL loss)",
+            _train_reranker,
+        ),
+    ),
+    add_options=add_options,
+    configure=configure,
+    variants=VARIANTS,
+)

@@ -347,6 +347,8 @@ def _is_initials_segment(segment: str) -> bool:
 
 @dataclass(frozen=True)
 class AuthorList:
+    """An answer's author list as parsed: the people, whether it ends in "et al." and the rest."""
+
     persons: tuple[Person, ...]
     et_al: bool
     # Pieces of the list that are not names (a sentence, a placeholder): kept for the reason.
@@ -436,6 +438,8 @@ def match(answer: Sequence[Person], gold: Sequence[Person]) -> dict[int, int]:
 
 @dataclass(frozen=True)
 class AuthorVerdict:
+    """How an answer's authors compare with the gold: the counts and names a reason quotes."""
+
     matched: int
     gold: int
     invented: tuple[str, ...]

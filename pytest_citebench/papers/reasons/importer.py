@@ -7,9 +7,10 @@ deterministic (source order, sorted corpus) so re-running it on the same data ch
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,8 @@ def _arxiv_id_from_url(url: str) -> str:
 
 @dataclass
 class ImportStats:
+    """What one domain's import wrote, printed by the command so a re-import shows changes."""
+
     suite: str
     items: int
     corpus: int
@@ -173,6 +176,8 @@ def _manifest(name: str, domain: str, n_items: int, version: int = 1) -> str:
 
 
 def import_reasons(source_dir: Path, out_dir: Path) -> list[ImportStats]:
+    """Write one suite folder per REASONS domain under ``out_dir``; every domain file must exist,
+    so a partial download never leaves a half-updated set of suites."""
     stats: list[ImportStats] = []
     for stem, slug in DOMAINS.items():
         path = source_dir / f"{stem}.json"
@@ -191,3 +196,20 @@ def import_reasons(source_dir: Path, out_dir: Path) -> list[ImportStats]:
         (suite_dir / "suite.toml").write_text(manifest, encoding="utf-8")
         stats.append(ImportStats(name, len(items), len(corpus), conflicts, tuple(fixes)))
     return stats
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m pytest_citebench import-reasons SOURCE [--out DIR]``: one suite per domain,
+    with a line per suite (and per gold fix) so a re-import shows what the data changed."""
+    parser = argparse.ArgumentParser(prog="python -m pytest_citebench import-reasons")
+    parser.add_argument("source", help="folder holding the REASONS <Domain>.json files")
+    parser.add_argument("--out", default="suites/reasons")
+    args = parser.parse_args(list(argv))
+    for stat in import_reasons(Path(args.source), Path(args.out)):
+        print(
+            f"{stat.suite}: {stat.items} items, {stat.corpus} cited papers"
+            + (f", {stat.title_conflicts} title conflicts" if stat.title_conflicts else "")
+        )
+        for fix in stat.fixes:
+            print(f"  gold hygiene: {fix}")
+    return 0

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pytest_citebench.api import Sample
+from pytest_citebench.api import Derived, Sample
 
 # transform name -> the item field it replaces
 SWAPS = {"title": "citing_title", "abstract": "cited_abstract"}
@@ -30,13 +30,14 @@ JACCARD_FLOOR = 0.3
 
 
 @dataclass(frozen=True)
-class Swapped:
-    """One item after the transform: the new item, or None with the reason it was skipped."""
+class Swapped(Derived):
+    """One item after the transform: the new item, or None with the reason it was skipped.
 
-    item: Sample | None
-    original: Sample
-    similarity: float
-    reason: str = ""
+    A :class:`~pytest_citebench.api.Derived`, so the core runs it as any paper's variant; the
+    similarity of the swapped-in value (0.0 when skipped) is kept for tests and diagnostics.
+    """
+
+    similarity: float = 0.0
 
 
 def _ratio(a: str, b: str) -> float:
@@ -127,14 +128,17 @@ def swap(
         if match is None:
             out.append(
                 Swapped(
-                    None,
-                    item,
-                    0.0,
-                    f"no other {kind} in suite {item.suite} with similarity >= {threshold:.2f}",
+                    item=None,
+                    original=item,
+                    similarity=0.0,
+                    reason=f"no other {kind} in suite {item.suite} with similarity >= "
+                    f"{threshold:.2f}",
                 )
             )
             continue
         other, score = match
         fields = {**item.fields, field: other, f"original_{field}": value}
-        out.append(Swapped(replace(item, fields=fields), item, round(score, 4)))
+        out.append(
+            Swapped(item=replace(item, fields=fields), original=item, similarity=round(score, 4))
+        )
     return out

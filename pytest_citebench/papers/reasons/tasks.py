@@ -11,6 +11,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from pytest_citebench.api import (
     Attempt,
@@ -71,6 +72,22 @@ REASONS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "sentence": str,
     "cited_title": str,
     "cited_authors": str,
+}
+
+#: The sample ``new-suite`` writes for every REASONS task (one item serves all six, so it carries
+#: the escalations' abstract and the retrieval ids too); a real paper, so bm25 can answer it.
+EXAMPLE: Mapping[str, Any] = {
+    "citing_title": "An Example Survey of Sequence Models",
+    "sentence": "a network architecture based solely on attention mechanisms, dispensing with "
+    "recurrence and convolutions",
+    "cited_title": "Attention Is All You Need",
+    "cited_authors": "Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob Uszkoreit, Llion Jones, "
+    "Aidan N. Gomez, Lukasz Kaiser, Illia Polosukhin",
+    "cited_abstract": "We propose the Transformer, a network architecture based solely on "
+    "attention mechanisms, dispensing with recurrence and convolutions entirely, for machine "
+    "translation.",
+    "cited_arxiv_id": "1706.03762",
+    "cited_doi": "10.48550/arXiv.1706.03762",
 }
 
 
@@ -160,6 +177,7 @@ def same_authors(answer: str, gold: str) -> bool:
 
 
 def stage(name: str, raw: str, clean: object) -> Stage:
+    """A stage from raw text: "pass" when the model abstained, else the cleaned answer."""
     abstained = is_abstention(raw)
     answer = "pass" if abstained else clean(raw)  # type: ignore[operator]
     return Stage(name=name, raw=raw, answer=answer, abstained=abstained)
@@ -176,6 +194,9 @@ class _Reasons(Task):
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = REASONS_FIELDS
     metrics = REASONS_METRICS
+    example: Mapping[str, Any] | None = EXAMPLE
+    # The offline baselines answer every REASONS task by searching the suite's corpus.
+    uses_corpus = True
 
     def messages(self, item: Sample) -> list[Message]:
         if self.kind == "direct":
@@ -224,7 +245,8 @@ class _Reasons(Task):
     def hint(self, item: Sample, corpus: str | None, **extra: str) -> Hint:
         remember_corpus(item.suite, corpus)
         query = item["cited_title"] if self.kind == "direct" else item["sentence"]
-        return Hint(self.kind, query, item.suite, corpus, extra)
+        answer: Literal["title", "authors"] = "authors" if self.kind == "direct" else "title"
+        return Hint(self.kind, query, item.suite, corpus, extra, answer)
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         raw = await generate(self.messages(item), hint=self.hint(item, suite_corpus))
@@ -247,11 +269,15 @@ class _Reasons(Task):
 
 
 class Indirect(_Reasons):
+    """Sentence -> the cited paper's title (the paper's indirect query)."""
+
     name = "indirect"
     kind = "indirect"
 
 
 class Direct(_Reasons):
+    """Cited title -> its authors (the paper's direct query)."""
+
     name = "direct"
     kind = "direct"
 
@@ -402,6 +428,8 @@ def _titles_of(path: str) -> frozenset[str]:
 
 
 def corpus_titles(suite: str) -> frozenset[str]:
+    """The normalized titles of the suite's corpus (empty when unknown), so a real paper's
+    title is judged a wrong attribution, never prose."""
     path = _CORPUS_FILES.get(suite)
     try:
         return _titles_of(path) if path else frozenset()

@@ -22,280 +22,65 @@ and the split is the same on every machine. It is saved next to the model as ``s
 ``training.json`` records the arguments, the time taken, the loss and the held-out recall@1 of the
 bi-encoder alone and with the re-ranker.
 
-``python -m pytest_citebench train-reranker`` calls ``main``.
+The data (queries, the split) is built in :mod:`.pairs`, the fused score is fitted and evaluated
+in :mod:`.fusion`; ``python -m pytest_citebench train-reranker`` calls ``main``.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import hashlib
 import json
-import math
 import os
 import random
-import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_citebench.papers.reasons.fusion import (
+    FUSION_GRID,
+    VALIDATION_SALT,
+    Ranked,
+    choose_fusion,
+    evaluate,
+    rank_candidates,
+)
+from pytest_citebench.papers.reasons.pairs import (
+    DEFAULT_SUITES,
+    Log,
+    Query,
+    build_pairs,
+    citing_key,
+    in_test,
+    paper_texts,
+    quiet,
+)
 from pytest_citebench.retrieval import (
     DEFAULT_CANDIDATES,
     DEFAULT_RERANKER_DIR,
     FUSION_FILE,
-    DenseRetriever,
-    RerankRetriever,
-    embedding_cache_dir,
-    get_retriever,
-    load_papers,
     minilm_path,
-    paper_text,
     quiet_transformers,
 )
 
-Log = Callable[[str], None]
-
-DEFAULT_SUITES = Path("suites") / "reasons"
-
-
-def _quiet(message: str) -> None:
-    """A log sink that drops messages (the library default; the CLI prints)."""
-
-
-@dataclass(frozen=True)
-class Query:
-    """One training or test query: a sentence, the paper it cites and the bi-encoder's ranking.
-
-    ``golds`` holds every paper the same sentence of the same citing paper cites: a sentence with
-    three citations appears as three items, and the other two are not negatives for any of them.
-    """
-
-    suite: str
-    item_id: str
-    citing_id: str
-    query: str
-    positive: str
-    corpus: str
-    candidates: tuple[str, ...]
-    golds: frozenset[str]
-
-    def negatives(
-        self, n: int, *, pool: int | None = None, rng: random.Random | None = None
-    ) -> list[str]:
-        """``n`` hard negatives: papers this sentence does not cite, from the bi-encoder's top.
-
-        Without ``rng``: the ``n`` best-ranked ones. With it: ``n`` drawn at random from the
-        best ``pool`` (LCL's localized negatives: sampled from the top of the first stage's
-        ranking, the same candidates the re-ranker sorts at inference).
-        """
-        ranked = [c for c in self.candidates if c not in self.golds]
-        if rng is None or pool is None or pool <= n:
-            return ranked[:n]
-        return rng.sample(ranked[:pool], min(n, len(ranked[:pool])))
-
-
-def citing_key(citing_arxiv_id: str) -> str:
-    """The split key: the arXiv id without its version (v1 and v3 are one paper)."""
-    return re.sub(r"v\d+$", "", citing_arxiv_id.strip())
-
-
-def in_test(citing_arxiv_id: str, *, seed: int, test_fraction: float) -> bool:
-    """A stable, seeded coin per citing paper: sha256 of "seed:id" read as a number in [0, 1)."""
-    digest = hashlib.sha256(f"{seed}:{citing_key(citing_arxiv_id)}".encode()).hexdigest()
-    return int(digest[:15], 16) / 16**15 < test_fraction
-
-
-def _suite_manifests(suite_dirs: Iterable[str | Path]) -> list[Path]:
-    from pytest_citebench.suites import discover
-
-    found: list[Path] = []
-    for root in suite_dirs:
-        manifests = discover(root)
-        if not manifests:
-            raise FileNotFoundError(f"{root}: no suite.toml found here or below")
-        found.extend(m for m in manifests if m not in found)
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def _paper_texts(corpus: str) -> dict[str, str]:
-    return {p.id: paper_text(p, "full") for p in load_papers(corpus)}
-
-
-def _rankings(
-    corpus: str,
-    sentences: list[str],
-    depth: int,
-    cache_dir: str | Path | None,
-    name: str,
-    log: Log,
-) -> list[list[str]]:
-    """The bi-encoder's top-``depth`` paper ids per sentence, kept on disk next to the corpus
-    embeddings (keyed by the sentences, corpus, model and depth): encoding seven thousand
-    sentences takes minutes on a CPU, and training and its re-runs need the same rankings."""
-    dense = get_retriever("dense", corpus, **({"cache_dir": cache_dir} if cache_dir else {}))
-    assert isinstance(dense, DenseRetriever)
-    key = hashlib.sha256(
-        json.dumps([sentences, depth, dense.cache_file("full").name]).encode()
-    ).hexdigest()[:20]
-    path = embedding_cache_dir(cache_dir) / f"rankings-{key}.json"
-    try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(cached, list) and len(cached) == len(sentences):
-            return [list(map(str, row)) for row in cached]
-    except (OSError, ValueError):
-        pass
-    log(f"{name}: ranking {len(sentences)} sentences against {len(dense.papers)} papers")
-    ranked = [[h.paper.id for h in hits] for hits in dense.search_many(sentences, k=depth)]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(ranked), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache only costs re-encoding next time
-    return ranked
-
-
-def build_pairs(
-    suite_dirs: Iterable[str | Path],
-    *,
-    split_seed: int = 0,
-    test_fraction: float = 0.2,
-    negatives: int = 7,
-    candidates: int = DEFAULT_CANDIDATES,
-    cache_dir: str | Path | None = None,
-    log: Log = _quiet,
-) -> tuple[list[Query], list[Query], dict[str, Any]]:
-    """(train, test, split record) from every suite with a corpus under ``suite_dirs``.
-
-    Each item becomes a query (its sentence) whose positive is the cited paper in the suite's
-    corpus; the bi-encoder ranks that corpus for it (top ``max(candidates, negatives + 8)``), which
-    gives training its hard negatives and the test queries their re-ranking candidates. Items
-    whose cited paper is not in the corpus are skipped and counted. Training queries repeated in
-    several suites (the Adversarial suite reuses domain items) are kept once.
-    """
-    from pytest_citebench.suites import load_items, load_manifest
-
-    if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be between 0 and 1, got {test_fraction}")
-    depth = max(candidates, negatives + 8)
-    train: list[Query] = []
-    test: list[Query] = []
-    seen_train: set[tuple[str, str, str]] = set()
-    per_suite: dict[str, dict[str, int]] = {}
-    skipped_no_corpus: list[str] = []
-    for manifest_path in _suite_manifests(suite_dirs):
-        manifest = load_manifest(manifest_path)
-        if manifest.corpus_file is None:
-            skipped_no_corpus.append(manifest.name)
-            continue
-        corpus = str(manifest.corpus_file.resolve())
-        ids = set(_paper_texts(corpus))
-        items = [
-            item
-            for item in load_items(manifest)
-            if {"citing_arxiv_id", "sentence", "cited_arxiv_id"} <= set(item.fields)
-        ]
-        golds: dict[tuple[str, str], set[str]] = {}
-        for item in items:
-            key = (citing_key(item["citing_arxiv_id"]), item["sentence"])
-            golds.setdefault(key, set()).add(item["cited_arxiv_id"])
-        usable = [item for item in items if item["cited_arxiv_id"] in ids]
-        rankings = _rankings(
-            corpus, [item["sentence"] for item in usable], depth, cache_dir, manifest.name, log
-        )
-        counts = {"items": len(items), "no_positive": len(items) - len(usable)}
-        counts.update(train=0, test=0, train_duplicates=0)
-        for item, ranked in zip(usable, rankings, strict=True):
-            citing = citing_key(item["citing_arxiv_id"])
-            query = Query(
-                suite=manifest.name,
-                item_id=item.id,
-                citing_id=citing,
-                query=item["sentence"],
-                positive=item["cited_arxiv_id"],
-                corpus=corpus,
-                candidates=tuple(ranked),
-                golds=frozenset(golds[(citing, item["sentence"])]),
-            )
-            if in_test(citing, seed=split_seed, test_fraction=test_fraction):
-                test.append(query)
-                counts["test"] += 1
-            elif (citing, query.query, query.positive) in seen_train:
-                counts["train_duplicates"] += 1
-            else:
-                seen_train.add((citing, query.query, query.positive))
-                train.append(query)
-                counts["train"] += 1
-        per_suite[manifest.name] = counts
-    train_citing = sorted({q.citing_id for q in train})
-    test_citing = sorted({q.citing_id for q in test})
-    if set(train_citing) & set(test_citing):  # impossible by construction; checked anyway
-        raise AssertionError("a citing paper landed on both sides of the split")
-    record: dict[str, Any] = {
-        "rule": (
-            "test iff int(sha256(f'{seed}:{citing_arxiv_id without vN}')[:15], 16) / 16**15 "
-            "< test_fraction"
-        ),
-        "seed": split_seed,
-        "test_fraction": test_fraction,
-        "counts": {
-            "train_queries": len(train),
-            "test_queries": len(test),
-            "train_citing_papers": len(train_citing),
-            "test_citing_papers": len(test_citing),
-            "per_suite": per_suite,
-            "suites_without_corpus": skipped_no_corpus,
-        },
-        "train_citing": train_citing,
-        "test_citing": test_citing,
-    }
-    return train, test, record
-
-
-# Candidate bi-encoder weights for the fused score (see the module docstring). A cosine gap of
-# 0.05 between two candidates is worth 1 logit at w = 20; 0 is the cross-encoder alone.
-FUSION_GRID: tuple[float, ...] = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0)
-VALIDATION_SALT = 1_000_003  # added to the split seed for the validation coin
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """One query's re-ranking candidates: the cross-encoder's log-softmax and the cosines.
-
-    ``positive`` is the cited paper's index among the candidates, or None when the bi-encoder
-    did not retrieve it (no weight can then rank it first).
-    """
-
-    positive: int | None
-    log_probs: tuple[float, ...]
-    cosines: tuple[float, ...]
-
-    def top(self, weight: float) -> int:
-        """The index ranked first by log_probs + weight x cosine (ties: the bi-encoder's order)."""
-        scores = [lp + weight * c for lp, c in zip(self.log_probs, self.cosines, strict=True)]
-        return max(range(len(scores)), key=lambda i: (scores[i], -i))
-
-
-def choose_fusion(
-    rows: Sequence[Ranked], grid: Sequence[float] = FUSION_GRID
-) -> tuple[float, dict[str, float]]:
-    """The grid weight with the best recall@1 on ``rows`` (ties: the smaller weight, the one
-    that trusts the trained cross-encoder more), and recall@1 for every weight tried."""
-    if not grid:
-        raise ValueError("the fusion grid is empty")
-    n = max(len(rows), 1)
-    recall = {
-        str(w): sum(r.positive is not None and r.top(w) == r.positive for r in rows) / n
-        for w in grid
-    }
-    best = max(grid, key=lambda w: (recall[str(w)], -w))
-    return best, recall
+__all__ = [
+    "DEFAULT_SUITES",
+    "FUSION_GRID",
+    "VALIDATION_SALT",
+    "Query",
+    "Ranked",
+    "build_pairs",
+    "choose_fusion",
+    "citing_key",
+    "evaluate",
+    "in_test",
+    "lcl_loss",
+    "main",
+    "rank_candidates",
+    "train_reranker",
+]
 
 
 def lcl_loss(logits: Any, group_sizes: Sequence[int]) -> Any:
@@ -326,101 +111,13 @@ def _group(
     ``easy`` draws the negatives from the whole corpus instead of the bi-encoder's top: the
     curriculum's first phase (see ``train_reranker``).
     """
-    texts = _paper_texts(q.corpus)
+    texts = paper_texts(q.corpus)
     if easy:
         others = [pid for pid in texts if pid not in q.golds]
         docs = [q.positive, *rng.sample(others, min(negatives, len(others)))]
     else:
         docs = [q.positive, *q.negatives(negatives, pool=pool, rng=rng)]
     return [(q.query, texts[d]) for d in docs]
-
-
-def rank_candidates(
-    queries: Sequence[Query],
-    reranker: str | Path,
-    *,
-    candidates: int = DEFAULT_CANDIDATES,
-    cache_dir: str | Path | None = None,
-) -> list[Ranked]:
-    """Score every query's top-``candidates`` once with the cross-encoder alone (fusion 0),
-    keeping the bi-encoder's cosines, so any fusion weight can be evaluated without rescoring.
-
-    One corpus at a time (each has its own embeddings); the result is in ``queries`` order.
-    """
-    options: dict[str, Any] = {"reranker": str(reranker), "candidates": candidates, "fusion": 0.0}
-    if cache_dir:
-        options["cache_dir"] = cache_dir
-    by_corpus: dict[str, list[int]] = {}
-    for index, q in enumerate(queries):
-        by_corpus.setdefault(q.corpus, []).append(index)
-    rows: list[Ranked | None] = [None] * len(queries)
-    for corpus, indices in by_corpus.items():
-        rerank = get_retriever("rerank", corpus, **options)
-        texts = [queries[i].query for i in indices]
-        assert isinstance(rerank, RerankRetriever)
-        first = rerank.dense.search_many(texts, k=candidates)
-        second = rerank.search_many(texts, k=candidates)
-        for i, dense_hits, hits in zip(indices, first, second, strict=True):
-            log_prob = {h.paper.id: math.log(max(h.score, 1e-300)) for h in hits}
-            ids = [h.paper.id for h in dense_hits]  # the bi-encoder's order
-            positive = queries[i].positive
-            rows[i] = Ranked(
-                positive=ids.index(positive) if positive in ids else None,
-                log_probs=tuple(log_prob[pid] for pid in ids),
-                cosines=tuple(h.score for h in dense_hits),
-            )
-    return [row for row in rows if row is not None]
-
-
-def evaluate(
-    test: Sequence[Query],
-    reranker: str | Path,
-    *,
-    fusion: float,
-    candidates: int = DEFAULT_CANDIDATES,
-    cache_dir: str | Path | None = None,
-    log: Log = _quiet,
-) -> dict[str, Any]:
-    """Held-out recall@1 of the bi-encoder alone, the cross-encoder alone and the fused score
-    with weight ``fusion`` (what ``citebench/rerank`` uses), overall and per suite, plus the
-    share of queries whose cited paper is among the re-ranked candidates at all (the ceiling
-    no re-ranker can pass)."""
-    by_suite: dict[str, list[Query]] = {}
-    for q in test:
-        by_suite.setdefault(q.suite, []).append(q)
-    per_suite: dict[str, dict[str, float | int]] = {}
-    totals = {"queries": 0, "bi_encoder": 0, "cross_encoder": 0, "reranker": 0, "in_candidates": 0}
-    for suite, queries in sorted(by_suite.items()):
-        started = time.perf_counter()
-        rows = rank_candidates(queries, reranker, candidates=candidates, cache_dir=cache_dir)
-        counts = {
-            "queries": len(queries),
-            "bi_encoder": sum(r.positive == 0 for r in rows),
-            "cross_encoder": sum(r.positive is not None and r.top(0.0) == r.positive for r in rows),
-            "reranker": sum(r.positive is not None and r.top(fusion) == r.positive for r in rows),
-            "in_candidates": sum(r.positive is not None for r in rows),
-        }
-        for key, value in counts.items():
-            totals[key] += value
-        per_suite[suite] = _rates(counts)
-        log(
-            f"  eval {suite}: {len(queries)} queries, R@1 bi-encoder "
-            f"{per_suite[suite]['bi_encoder_recall@1']:.3f}, cross-encoder "
-            f"{per_suite[suite]['cross_encoder_recall@1']:.3f}, fused "
-            f"{per_suite[suite]['reranker_recall@1']:.3f} ({time.perf_counter() - started:.0f} s)"
-        )
-    return {"candidates": candidates, "fusion": fusion, **_rates(totals), "per_suite": per_suite}
-
-
-def _rates(counts: dict[str, int]) -> dict[str, float | int]:
-    n = max(counts["queries"], 1)
-    return {
-        "queries": counts["queries"],
-        "bi_encoder_recall@1": counts["bi_encoder"] / n,
-        "cross_encoder_recall@1": counts["cross_encoder"] / n,
-        "reranker_recall@1": counts["reranker"] / n,
-        "candidate_recall": counts["in_candidates"] / n,
-    }
 
 
 def train_reranker(
@@ -446,7 +143,7 @@ def train_reranker(
     base_model: str | None = None,
     cache_dir: str | Path | None = None,
     threads: int | None = None,
-    log: Log = _quiet,
+    log: Log = quiet,
 ) -> dict[str, Any]:
     """Train the LCL cross-encoder, save it to ``out_dir`` with ``split.json`` and
     ``training.json``, and return the training record.

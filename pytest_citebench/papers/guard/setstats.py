@@ -1,0 +1,200 @@
+"""The guard tasks' set metrics: numbers of a whole (model, suite, task) group, not of an item.
+
+Why apart from the tasks: the terminal summary recomputes them when a group has no aggregate
+(a partial run), and the numbers must be the very same function's. Every interval follows the
+protocol: item bootstrap, B = 2000, seed 0 (Wilson for recall@k; percentiles over seeded splits
+for the conformal rule).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_citebench.api import Stat
+from pytest_citebench.papers.guard.settings import DEFAULT_THRESHOLD, SEED, B, calibration_settings
+from pytest_citebench.papers.guard.stats import (
+    bootstrap_ci,
+    conformal_threshold,
+    conformal_trials,
+    recall_at_k,
+)
+
+#: ``verify``'s set metrics, in the order of ``Verify.set_metric_docs``.
+VALIDATION_METRICS = ("recall_supported", "specificity", "kappa", "auc")
+#: ``calibrate``'s set metrics, in the order of ``Calibrate.set_metric_docs``.
+CALIBRATION_METRICS = ("catch_rate", "flag_rate", "tau")
+
+
+def scored_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Records with a score, in item order (the bootstrap resamples rows, so order is fixed)."""
+    rows = [r for r in records if "score" in (r.get("metrics") or {})]
+    return sorted(rows, key=lambda r: str(r["item_id"]))
+
+
+def to_stat(interval: Any, n: int) -> Stat:
+    """An (estimate, low, high) interval as the core's :class:`Stat`."""
+    estimate, low, high = interval
+    return Stat(float(estimate), float(low), float(high), n)
+
+
+def _nan_stat(n: int = 0) -> Stat:
+    return Stat(math.nan, math.nan, math.nan, n)
+
+
+def validation_stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
+    """Recall on supported, specificity, kappa and ROC-AUC with paired bootstrap CIs."""
+    if not records:
+        return {name: _nan_stat() for name in VALIDATION_METRICS}
+    # bootstrap_ci hands the statistics numpy arrays; they are written as array arithmetic (the
+    # same definitions as guard.stats.recall_specificity / cohen_kappa, which the tests check)
+    # because 2000 replicates of a Python loop per metric made the summary slow.
+    y = [bool(r["metrics"]["label"]) for r in records]
+    s = [float(r["metrics"]["score"]) for r in records]
+    t = [float(r["metrics"].get("threshold", DEFAULT_THRESHOLD)) for r in records]
+    n_pos = sum(y)
+    n_neg = len(y) - n_pos
+
+    def recall(yy: Any, ss: Any, tt: Any) -> float:
+        return _share(ss[yy] > tt[yy])
+
+    def specificity(yy: Any, ss: Any, tt: Any) -> float:
+        return _share(ss[~yy] <= tt[~yy])
+
+    def kappa(yy: Any, ss: Any, tt: Any) -> float:
+        return binary_agreement(yy, ss > tt)["kappa"]
+
+    def auc(yy: Any, ss: Any, tt: Any) -> float:
+        return _auc(yy, ss)
+
+    def ci(fn: Callable[..., float]) -> Any:
+        return bootstrap_ci(fn, y, s, t, B=B, seed=SEED)
+
+    return {
+        "recall_supported": to_stat(ci(recall), n_pos),
+        "specificity": to_stat(ci(specificity), n_neg),
+        "kappa": to_stat(ci(kappa), len(y)),
+        "auc": to_stat(ci(auc), len(y)),
+    }
+
+
+def _share(hits: Any) -> float:
+    """Mean of a boolean array; NaN when it is empty (a class absent from a resample)."""
+    return float(hits.sum() / len(hits)) if len(hits) else math.nan
+
+
+def _auc(y: Any, s: Any) -> float:
+    """ROC-AUC of boolean ``y`` and float ``s`` arrays: ``guard.stats.roc_auc``'s Mann-Whitney
+    formula (average ranks for ties) without its per-call list conversions."""
+    import numpy as np
+
+    n_pos = int(y.sum())
+    n_neg = len(y) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    _, inverse, counts = np.unique(s, return_inverse=True, return_counts=True)
+    avg_rank = np.cumsum(counts) - (counts - 1) / 2.0
+    u_stat = float(avg_rank[inverse.reshape(-1)][y].sum()) - n_pos * (n_pos + 1) / 2.0
+    return u_stat / (n_pos * n_neg)
+
+
+def binary_agreement(a: Any, b: Any) -> dict[str, float]:
+    """Cohen's kappa, Gwet's AC1, PSA and NSA of two boolean arrays, vectorised.
+
+    Same definitions as ``guard.stats`` (cohen_kappa, gwet_ac1 with categories {True, False},
+    psa_nsa), restricted to binary ratings so one bootstrap replicate costs microseconds.
+    """
+    n = len(a)
+    both_pos = float((a & b).sum())
+    both_neg = float((~a & ~b).sum())
+    disc = n - both_pos - both_neg
+    po = (both_pos + both_neg) / n
+    pa, pb = float(a.sum()) / n, float(b.sum()) / n
+    pe_kappa = pa * pb + (1 - pa) * (1 - pb)
+    pi = (pa + pb) / 2
+    pe_ac1 = 2 * pi * (1 - pi)  # sum over the two categories of pi_q (1 - pi_q), / (Q - 1)
+    return {
+        "kappa": math.nan if math.isclose(pe_kappa, 1.0) else (po - pe_kappa) / (1 - pe_kappa),
+        "ac1": (po - pe_ac1) / (1 - pe_ac1),
+        "psa": 2 * both_pos / (2 * both_pos + disc) if (2 * both_pos + disc) else math.nan,
+        "nsa": 2 * both_neg / (2 * both_neg + disc) if (2 * both_neg + disc) else math.nan,
+    }
+
+
+def split_scores(records: Sequence[Mapping[str, Any]]) -> tuple[list[float], list[float]]:
+    """(unsupported, supported) scores: the conformal rule calibrates on the first only."""
+    unsupported = [float(r["metrics"]["score"]) for r in records if not r["metrics"]["label"]]
+    supported = [float(r["metrics"]["score"]) for r in records if r["metrics"]["label"]]
+    return unsupported, supported
+
+
+def n_cal_for(n_unsupported: int, wanted: int | None) -> int | None:
+    """Calibration size for the held-out splits: as asked (if it leaves a test set), else half."""
+    if n_unsupported < 2:
+        return None
+    if wanted is not None and 1 <= wanted < n_unsupported:
+        return wanted
+    return max(1, n_unsupported // 2)
+
+
+def calibration_stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
+    """catch_rate / flag_rate (held-out, repeated splits) and tau at the primary alpha."""
+    settings = calibration_settings()
+    unsupported, supported = split_scores(records)
+    n_cal = n_cal_for(len(unsupported), settings["n_cal"])
+    if n_cal is None:
+        return {name: _nan_stat(len(unsupported)) for name in CALIBRATION_METRICS}
+    alpha = settings["alpha"]
+    run = conformal_trials(
+        unsupported, supported, alpha, n_cal=n_cal, trials=settings["trials"], seed=SEED
+    )
+    tau = conformal_threshold(unsupported, alpha)
+    catch = run["conformal"]["catch"]
+    flags = run["conformal"]["flag_rate"]
+    out = {
+        "catch_rate": Stat(catch["mean"], catch["q05"], catch["q95"], run["n_test_unsupported"]),
+        "tau": Stat(tau, tau, tau, len(unsupported)),
+    }
+    out["flag_rate"] = (
+        Stat(flags["mean"], flags["q05"], flags["q95"], len(supported))
+        if flags
+        else _nan_stat(len(supported))
+    )
+    return out
+
+
+def reattribution_stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
+    """recall@1 and recall@5 of the gold passage, Wilson 95% intervals (a miss is never dropped)."""
+    ranks = _ranks(records)
+    return {
+        "recall_at_1": to_stat(recall_at_k(ranks, 1), len(ranks)),
+        "recall_at_5": to_stat(recall_at_k(ranks, 5), len(ranks)),
+    }
+
+
+def _ranks(records: Sequence[Mapping[str, Any]]) -> list[int | None]:
+    """1-based gold ranks; abstentions and omissions are ``None`` (a miss, never dropped)."""
+    out: list[int | None] = []
+    for r in records:
+        rank = int((r.get("metrics") or {}).get("rank", 0))
+        out.append(rank if rank >= 1 else None)
+    return out
+
+
+def unsupported_rate(records: Sequence[Mapping[str, Any]]) -> Stat:
+    """Flagged / all citations over answers that cite, with an item (cluster) bootstrap CI:
+    citations of one answer are not independent, so whole answers are resampled."""
+    rows = sorted(
+        (r for r in records if (r.get("metrics") or {}).get("citations", 0) > 0),
+        key=lambda r: str(r["item_id"]),
+    )
+    if not rows:
+        return Stat(math.nan, math.nan, math.nan, 0)
+    flagged = [float(r["metrics"]["flagged"]) for r in rows]
+    cited = [float(r["metrics"]["citations"]) for r in rows]
+
+    def ratio(f: Any, c: Any) -> float:
+        return float(f.sum() / c.sum())
+
+    return to_stat(bootstrap_ci(ratio, flagged, cited, B=B, seed=SEED), int(sum(cited)))

@@ -1,0 +1,178 @@
+"""Cassette files as untrusted input: vcrpy's YAML read with size and alias bounds, every
+interaction checked to be recorded HTTP that replay can serve, and the client versions written
+beside the recording so a cassette that stops matching after an upgrade explains itself.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from pytest_citebench.recording.scrub import scrub_uri
+
+MAX_CASSETTE_BYTES = 32 * 1024 * 1024
+MAX_CASSETTE_NODES = 2_000_000  # YAML nodes after alias expansion
+CLIENT_PACKAGES = ("litellm", "openai", "httpx", "vcrpy")
+
+
+@functools.cache
+def client_versions() -> dict[str, str]:
+    """The versions of the packages that build the recorded requests: a committed cassette that
+    stops matching after an upgrade is explained by them."""
+    from importlib import metadata
+
+    versions = {}
+    for name in CLIENT_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def _expanded_size(data: Any, limit: int) -> int:
+    """Nodes of ``data`` as a tree, counting a shared (aliased) node once per reference; stops
+    past ``limit``. A billion-laughs cassette is a few kilobytes of aliases that expand to 10^9
+    nodes: anything that walks it (a log line, a repr) hangs, so it is refused here."""
+    memo: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        if isinstance(node, dict):
+            total = 1 + sum(size(k) + size(v) for k, v in node.items())
+        elif isinstance(node, list):
+            total = 1 + sum(size(v) for v in node)
+        else:
+            total = 1
+        memo[key] = total = min(total, limit + 1)
+        return total
+
+    return size(data)
+
+
+class CassetteSerializer:
+    """vcrpy's YAML format, read with bounds and checked, written with the client versions.
+
+    Cassettes are untrusted input (anyone can commit one): the size and alias expansion are
+    capped, every interaction must be recorded HTTP, and a recorded 429/5xx is refused by name
+    instead of being dropped by the response filter on load, which made the replay a miss that
+    blamed a changed prompt."""
+
+    @staticmethod
+    def deserialize(text: str) -> Any:
+        import yaml
+
+        if len(text) > MAX_CASSETTE_BYTES:
+            raise ValueError(f"larger than {MAX_CASSETTE_BYTES} bytes")
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(text, Loader=loader)
+        if _expanded_size(data, MAX_CASSETTE_NODES) > MAX_CASSETTE_NODES:
+            raise ValueError(
+                f"expands to more than {MAX_CASSETTE_NODES} YAML nodes (aliases); refused"
+            )
+        if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+            raise ValueError("not a vcrpy cassette (no 'interactions' list)")
+        for number, interaction in enumerate(data["interactions"], start=1):
+            problem = _raw_interaction_problem(interaction)
+            if problem:
+                raise ValueError(f"interaction {number}: {problem}")
+        return data
+
+    @staticmethod
+    def serialize(data: dict[str, Any]) -> str:
+        import yaml
+
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+        class NoAliases(dumper):  # type: ignore[valid-type,misc]
+            def ignore_aliases(self, data: Any) -> bool:
+                return True
+
+        return yaml.dump({**data, "recorded_with": client_versions()}, Dumper=NoAliases)
+
+
+class CassettePersister:
+    """vcrpy's filesystem persister, reading a cassette once and at most its size cap.
+
+    Why: checking the size and the encoding before vcrpy read the file again cost a stat, a
+    second read and a decode per item, about a tenth of an item's replay."""
+
+    @staticmethod
+    def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
+        from vcr.persisters.filesystem import CassetteNotFoundError
+        from vcr.serialize import deserialize
+
+        try:
+            with open(cassette_path, "rb") as handle:
+                raw = handle.read(MAX_CASSETTE_BYTES + 1)
+        except FileNotFoundError:
+            raise CassetteNotFoundError() from None
+        if len(raw) > MAX_CASSETTE_BYTES:
+            raise ValueError(f"larger than {MAX_CASSETTE_BYTES} bytes; refused")
+        text = raw.decode("utf-8")  # a UnicodeDecodeError names the byte
+        if not text.strip():
+            raise CassetteNotFoundError()  # as vcrpy: an empty file is recorded again
+        return deserialize(text, serializer)
+
+    @staticmethod
+    def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
+        from vcr.persisters.filesystem import FilesystemPersister
+
+        FilesystemPersister.save_cassette(cassette_path, cassette_dict, serializer=serializer)
+
+
+def _raw_interaction_problem(interaction: Any) -> str | None:
+    """``_interaction_problem`` on the YAML as read, before vcrpy builds its objects; a recorded
+    failure is refused here, where it is still visible (vcrpy's load would drop it)."""
+    if not isinstance(interaction, dict):
+        return "not a mapping"
+    request, response = interaction.get("request"), interaction.get("response")
+    if not isinstance(request, dict):
+        return "the request has no method or URI"
+    problem = _interaction_problem(SimpleNamespace(**request), response)
+    if problem or not isinstance(response, dict):
+        return problem
+    code = response["status"]["code"]  # checked above: a mapping with an HTTP status
+    if code == 429 or code >= 500:
+        return (
+            f"a recorded {code} response to {request['method']} {scrub_uri(request['uri'])}: a "
+            "failure is retried, never replayed as the provider's answer"
+        )
+    return None
+
+
+def recorded_versions(path: Path) -> dict[str, str]:
+    """The client versions a cassette was recorded with ({} when unknown or unreadable)."""
+    try:
+        head = path.read_text(encoding="utf-8")
+        data = CassetteSerializer.deserialize(head)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    except Exception:  # a YAML error: the load itself reports it
+        return {}
+    versions = data.get("recorded_with")
+    return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
+
+
+def _interaction_problem(request: Any, response: Any) -> str | None:
+    """Why a loaded interaction is not recorded HTTP that replay can serve, or None."""
+    if not isinstance(getattr(request, "uri", None), str) or not isinstance(
+        getattr(request, "method", None), str
+    ):
+        return "the request has no method or URI"
+    if not isinstance(response, dict):
+        return f"the response is a {type(response).__name__}, not a mapping"
+    status = response.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
+        return "the response has no HTTP status code"
+    if not isinstance(response.get("headers", {}), dict):
+        return "the response headers are not a mapping"
+    body = response.get("body", {})
+    if not isinstance(body, dict) or not isinstance(body.get("string", b""), (bytes, str)):
+        return "the response body is not a string"
+    return None

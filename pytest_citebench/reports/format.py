@@ -1,0 +1,38 @@
+"""How a metric reads in a report: its column label, and its value with its CI.
+
+Shared by every report (the terminal headline, Markdown, HTML) and by papers' own sections, so
+a number is never formatted two ways. Percent for shares, three decimals for raw numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pytest_citebench.api import Stat
+from pytest_citebench.report import _HEADERS, _is_raw
+
+
+def label(metric: str) -> str:
+    """The column header for a metric (``hr_paper`` -> ``HR paper %``)."""
+    return _HEADERS.get(metric, metric)
+
+
+def is_raw(metric: str) -> bool:
+    """Metrics not on a 0-1 scale (kappa, tau, counts) are shown as they are, not as %."""
+    return _is_raw(metric)
+
+
+def fmt(stat: Stat | None, metric: str, *, ci: bool = True) -> str:
+    """``12.5 [8.1, 17.9]`` for a share, ``0.412 [...]`` for a raw number, ``-`` for none."""
+    if stat is None or stat.value is None or math.isnan(stat.value):
+        return "-"
+    if metric in ("n", "errors"):
+        return str(int(stat.value))
+    scale, digits = (1.0, 3) if is_raw(metric) else (100.0, 1)
+    text = f"{stat.value * scale:.{digits}f}"
+    if ci and not math.isnan(stat.lo) and not math.isnan(stat.hi) and stat.lo != stat.hi:
+        text += f" [{stat.lo * scale:.{digits}f}, {stat.hi * scale:.{digits}f}]"
+    return text
+
+
+__all__ = ["fmt", "is_raw", "label"]

@@ -1,0 +1,82 @@
+"""The guard's report section (``PAPER.sections``): tau(alpha), catch and flag rate per alpha,
+checked against numbers worked out by hand on a calibration set small enough to do so."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from pytest_citebench.papers.guard import PAPER
+from pytest_citebench.papers.guard.report import GUARD_ALPHAS, NOTE, sections
+
+
+def calibration_records(unsupported: list[float], supported: list[float]) -> list[dict[str, Any]]:
+    rows = [(s, 0.0) for s in unsupported] + [(s, 1.0) for s in supported]
+    return [
+        {
+            "task": "calibrate",
+            "suite": "guard/tiny",
+            "model": "citebench/verifier-lexical",
+            "item_id": f"i{i:02d}",
+            "outcome": "correct",
+            "metrics": {"score": score, "label": label, "precomputed": 1.0},
+        }
+        for i, (score, label) in enumerate(rows)
+    ]
+
+
+def test_section_numbers_match_a_hand_computed_case() -> None:
+    # Four identical unsupported scores make every random split the same, so the held-out
+    # columns are exact. tau(alpha) on all four: k = ceil(5 (1 - alpha)), +inf when k > 4
+    # (alpha < 0.2), else the 0.2 they all share. Held-out (n_cal = 2): k = ceil(3 (1 - alpha))
+    # > 2 for alpha <= 0.3 (tau = inf: every citation flagged, catch = flag rate = 100%); for
+    # alpha 0.4 and 0.5, k = 2, tau = 0.2: both held-out negatives caught, and 1 of the 3
+    # supported scores (0.1) is <= 0.2, a flag rate of 33.3%.
+    records = calibration_records([0.2, 0.2, 0.2, 0.2], [0.1, 0.5, 0.9])
+    (section,) = sections([], records)
+    assert PAPER.sections is sections
+    assert (section.key, section.numeric_from, section.terminal) == ("guard", 2, False)
+    assert section.headers == ("suite", "model", "n", "α", "τ(α)", "catch", "flag rate")
+    assert section.note == NOTE
+    expected = {
+        0.01: ("inf", "100.0", "100.0"),
+        0.02: ("inf", "100.0", "100.0"),
+        0.05: ("inf", "100.0", "100.0"),
+        0.1: ("inf", "100.0", "100.0"),
+        0.15: ("inf", "100.0", "100.0"),
+        0.2: ("0.200", "100.0", "100.0"),
+        0.3: ("0.200", "100.0", "100.0"),
+        0.4: ("0.200", "100.0", "33.3"),
+        0.5: ("0.200", "100.0", "33.3"),
+    }
+    assert section.rows == tuple(
+        ("guard/tiny", "citebench/verifier-lexical", "7", f"{a:g}", *expected[a])
+        for a in GUARD_ALPHAS
+    )
+    (chart,) = section.charts
+    assert chart.kind == "line_chart"
+    assert chart.data["title"] == "guard/tiny [citebench/verifier-lexical] n=4+3"
+    assert chart.data["x_label"] == "α (target miss rate)"
+    assert chart.data["xs"] == GUARD_ALPHAS
+    names = [(name, dash) for name, _, dash in chart.data["lines"]]
+    assert names == [
+        ("τ(α)", ""),
+        ("catch (held-out)", ""),
+        ("flag rate", ""),
+        ("target 1−α", "5 4"),
+    ]
+    tau, catch, flag, target = (values for _, values, _ in chart.data["lines"])
+    assert [math.isinf(t) for t in tau] == [a < 0.2 for a in GUARD_ALPHAS]
+    assert catch == (1.0,) * len(GUARD_ALPHAS)
+    assert flag[-2:] == pytest.approx((1 / 3, 1 / 3))
+    assert target == tuple(1 - a for a in GUARD_ALPHAS)
+
+
+def test_no_calibration_records_no_section_and_bad_scores_only_a_note() -> None:
+    assert sections([], [{"task": "guard", "metrics": {}}]) == []
+    (section,) = sections([], calibration_records([math.nan, 0.2], [0.9]))
+    assert section.title == "Guard calibration"
+    assert (section.headers, section.rows, section.charts) == ((), (), ())
+    assert "NaN" in section.note
