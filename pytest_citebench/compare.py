@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_citebench.metrics.stats import mcnemar_exact
+
 ALPHA = 0.05
 BOOTSTRAP_B = 2000
 BOOTSTRAP_SEED = 0
@@ -54,23 +56,6 @@ _OUTCOME_OF = {"accuracy": "correct", "hallucinated": "hallucinated"}
 Key = tuple[str, str, str]  # model, suite, task
 DEFAULT_CORRECTION = "holm"
 _CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p: P(at least this lopsided) under Binomial(b + c, 1/2).
-
-    ``b`` and ``c`` are the discordant counts (base right / new wrong, and the reverse). No
-    discordant pairs means no evidence of any change: p = 1.
-    """
-    if b < 0 or c < 0:
-        raise ValueError(f"discordant counts must be >= 0, got {b}, {c}")
-    n = b + c
-    if n == 0:
-        return 1.0
-    k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1))
-    # Exact integer arithmetic up to the last division: no underflow for large n.
-    return min(1.0, 2 * tail / 2**n)
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@ from pytest_citebench.doi.extract import extract_title_doi_pairs
 from pytest_citebench.doi.records import DOIRecord
 from pytest_citebench.doi.resolve import BaseResolver
 from pytest_citebench.errors import CitebenchError
+from pytest_citebench.metrics.stats import ratio_ci
 from pytest_citebench.papers.arxeval import tasks as arxeval
 from pytest_citebench.papers.arxeval.dois import DoiConfig, DOILookupError, live_resolver
 from pytest_citebench.papers.arxeval.offline import arxeval_answer
 from pytest_citebench.papers.arxeval.refusals import declines, is_refusal
-from pytest_citebench.papers.arxeval.table5 import ratio_ci, table5
+from pytest_citebench.papers.arxeval.table5 import table5
 from pytest_citebench.suites import load_suite
 
 REPO = Path(__file__).resolve().parent.parent

@@ -524,8 +524,7 @@ def test_sign_flip_p_golden_values_and_mcnemar_equivalence() -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from pytest_citebench.compare import mcnemar_exact
-    from pytest_citebench.metrics.stats import sign_flip_p
+    from pytest_citebench.metrics.stats import mcnemar_exact, sign_flip_p
 
     # diffs 1, 2, 3: the 8 sign patterns sum to +-6, +-4, +-2, 0, 0; |sum| >= 6 in 2 of 8
     assert sign_flip_p([1.0, 2.0, 3.0]) == 0.25

@@ -1,4 +1,4 @@
-"""Confidence intervals for benchmark scores.
+"""Confidence intervals and tests for benchmark scores: every statistic the plugin reports.
 
 A benchmark result without its uncertainty invites over-reading a difference of a few items, so
 every reported rate or mean gets an interval. numpy is imported inside the bootstrap only: the
@@ -8,14 +8,18 @@ plugin is loaded by every pytest run, and most runs never compute an interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from statistics import NormalDist
+from typing import Any
 
 __all__ = [
     "adjust_p_values",
     "benjamini_hochberg",
     "bootstrap_mean_ci",
     "holm",
+    "mcnemar_exact",
+    "paired_bootstrap_ci",
+    "ratio_ci",
     "sign_flip_p",
     "wilson_ci",
 ]
@@ -180,3 +184,87 @@ def adjust_p_values(p_values: Sequence[float], method: str) -> list[float]:
     if method == "bh":
         return benjamini_hochberg(p_values)
     raise ValueError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
+
+
+# -- other intervals and exact tests, one home for every statistic the plugin reports -----------
+
+
+def ratio_ci(
+    pairs: Sequence[tuple[int, int]], *, B: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of sum(numerators) / sum(denominators), resampling items.
+
+    DOIs of one answer are not independent (a model that invents one tends to invent both), so
+    the item, not the DOI, is the unit resampled. Pairs are sorted first so the interval does not
+    depend on the order records arrived in. No denominator: (nan, nan).
+    """
+    data = sorted((int(a), int(b)) for a, b in pairs)
+    if not data or sum(b for _, b in data) == 0:
+        return (math.nan, math.nan)
+    import numpy as np
+
+    nums = np.asarray([a for a, _ in data], dtype=np.float64)
+    dens = np.asarray([b for _, b in data], dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(data), size=(B, len(data)))
+    top, bottom = nums[idx].sum(axis=1), dens[idx].sum(axis=1)
+    ratios = np.divide(top, bottom, out=np.full(B, np.nan), where=bottom > 0)
+    ratios = ratios[~np.isnan(ratios)]
+    alpha = 1.0 - level
+    lower, upper = np.percentile(ratios, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return (float(lower), float(upper))
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p: P(at least this lopsided) under Binomial(b + c, 1/2).
+
+    ``b`` and ``c`` are the discordant counts (base right / new wrong, and the reverse). No
+    discordant pairs means no evidence of any change: p = 1.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got {b}, {c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    # Exact integer arithmetic up to the last division: no underflow for large n.
+    return min(1.0, 2 * tail / 2**n)
+
+
+def paired_bootstrap_ci(
+    fn: Callable[..., float],
+    *arrays: Sequence[Any],
+    B: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float, float, int]:
+    """Paired item bootstrap of any statistic ``fn(*arrays)``: (estimate, low, high, invalid).
+
+    Items (rows across all ``arrays``) are resampled together, so paired quantities such as
+    (label, score) stay aligned. Deterministic for a given ``seed``; ``fn`` receives numpy
+    arrays. Replicates where ``fn`` is not finite are dropped and counted in ``invalid``; with
+    none left, the bounds are NaN.
+    """
+    import numpy as np
+
+    if not arrays:
+        raise ValueError("bootstrap_ci needs at least one array")
+    if B < 1:
+        raise ValueError(f"B must be >= 1, got {B}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    arrs = [np.asarray(a) for a in arrays]
+    n = len(arrs[0])
+    if n == 0 or any(len(a) != n for a in arrs):
+        raise ValueError("arrays must be non-empty and of equal length")
+    estimate = float(fn(*arrs))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(B, n))
+    reps = np.array([float(fn(*(a[row] for a in arrs))) for row in idx])
+    ok = np.isfinite(reps)
+    tail = (1.0 - level) / 2.0 * 100.0
+    if not ok.any():
+        return (estimate, math.nan, math.nan, B)
+    low, high = np.percentile(reps[ok], [tail, 100.0 - tail])
+    return (estimate, float(low), float(high), int((~ok).sum()))

@@ -37,36 +37,10 @@ def _counts(record: Mapping[str, Any]) -> tuple[int, int, int, bool]:
     return given, found, matching, given == DOIS_ASKED
 
 
-def ratio_ci(
-    pairs: Sequence[tuple[int, int]], *, B: int = 2000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of sum(numerators) / sum(denominators), resampling items.
-
-    DOIs of one answer are not independent (a model that invents one tends to invent both), so
-    the item, not the DOI, is the unit resampled. Pairs are sorted first so the interval does not
-    depend on the order records arrived in. No denominator: (nan, nan).
-    """
-    data = sorted((int(a), int(b)) for a, b in pairs)
-    if not data or sum(b for _, b in data) == 0:
-        return (math.nan, math.nan)
-    import numpy as np
-
-    nums = np.asarray([a for a, _ in data], dtype=np.float64)
-    dens = np.asarray([b for _, b in data], dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(data), size=(B, len(data)))
-    top, bottom = nums[idx].sum(axis=1), dens[idx].sum(axis=1)
-    ratios = np.divide(top, bottom, out=np.full(B, np.nan), where=bottom > 0)
-    ratios = ratios[~np.isnan(ratios)]
-    alpha = 1.0 - level
-    lower, upper = np.percentile(ratios, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return (float(lower), float(upper))
-
-
 def table5(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
     """The paper's Table 5 columns, pooled over DOIs, plus prompt adherence over items."""
     from pytest_citebench.api import Stat
-    from pytest_citebench.metrics.stats import wilson_ci
+    from pytest_citebench.metrics.stats import ratio_ci, wilson_ci
 
     counts = [_counts(r) for r in records]
     given = sum(c[0] for c in counts)

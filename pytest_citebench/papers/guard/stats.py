@@ -392,33 +392,13 @@ def bootstrap_ci(
     seed: int = 0,
     level: float = 0.95,
 ) -> Interval:
-    """Paired item bootstrap of any statistic ``fn(*arrays)``: percentile interval.
+    """Paired item bootstrap of any statistic ``fn(*arrays)``, as an :class:`Interval`.
 
-    Items (rows across all ``arrays``) are resampled together, so paired quantities such as
-    (label, score) stay aligned. Deterministic for a given ``seed``; ``fn`` receives numpy
-    arrays. Replicates where ``fn`` is not finite are dropped and counted in ``n_invalid``.
+    The resampling lives in :func:`pytest_citebench.metrics.stats.paired_bootstrap_ci` (one
+    bootstrap implementation for the plugin); replicates where ``fn`` is not finite are dropped
+    and counted in ``n_invalid``.
     """
-    import numpy as np
+    from pytest_citebench.metrics.stats import paired_bootstrap_ci
 
-    if not arrays:
-        raise ValueError("bootstrap_ci needs at least one array")
-    if B < 1:
-        raise ValueError(f"B must be >= 1, got {B}")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    arrs = [np.asarray(a) for a in arrays]
-    n = len(arrs[0])
-    if n == 0 or any(len(a) != n for a in arrs):
-        raise ValueError("arrays must be non-empty and of equal length")
-    estimate = float(fn(*arrs))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(B, n))
-    reps = np.array([float(fn(*(a[row] for a in arrs))) for row in idx])
-    ok = np.isfinite(reps)
-    tail = (1.0 - level) / 2.0 * 100.0
-    if not ok.any():
-        return Interval(estimate, math.nan, math.nan, level, "percentile bootstrap", B)
-    low, high = np.percentile(reps[ok], [tail, 100.0 - tail])
-    return Interval(
-        estimate, float(low), float(high), level, "percentile bootstrap", int((~ok).sum())
-    )
+    estimate, low, high, invalid = paired_bootstrap_ci(fn, *arrays, B=B, seed=seed, level=level)
+    return Interval(estimate, low, high, level, "percentile bootstrap", invalid)
