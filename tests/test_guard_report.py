@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_citebench.papers.guard import PAPER
-from pytest_citebench.papers.guard.report import GUARD_ALPHAS, NOTE, sections
+from pytest_citebench.papers.guard.report import GUARD_ALPHAS, NOTE, guard_curves, sections
 
 
 def calibration_records(unsupported: list[float], supported: list[float]) -> list[dict[str, Any]]:
@@ -80,3 +80,38 @@ def test_no_calibration_records_no_section_and_bad_scores_only_a_note() -> None:
     assert section.title == "Guard calibration"
     assert (section.headers, section.rows, section.charts) == ((), (), ())
     assert "NaN" in section.note
+
+
+def test_chart_and_terminal_table_use_the_same_splits(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The HTML chart and the terminal's conformal table once ran different trial counts and
+    # calibration sizes, so the same alpha could read two ways. Both now take n_cal, trials and
+    # the seed from the guard's calibration settings: the chart's held-out catch at alpha 0.1 is
+    # the terminal table's (same call, same splits), and it moves when the settings move.
+    from pytest_citebench.papers.guard.setstats import n_cal_for
+    from pytest_citebench.papers.guard.settings import SEED, calibration_settings
+    from pytest_citebench.papers.guard.stats import conformal_trials
+    from pytest_citebench.papers.guard.summary import calibrate_summary
+
+    unsupported = [i / 40 for i in range(40)]
+    supported = [0.5 + i / 40 for i in range(20)]
+    records = calibration_records(unsupported, supported)
+
+    def chart_catch() -> float:
+        (curve,) = guard_curves(records)
+        return curve.catch[GUARD_ALPHAS.index(0.1)]
+
+    def table_catch() -> float:
+        settings = calibration_settings()
+        n_cal = n_cal_for(len(unsupported), settings["n_cal"])
+        assert n_cal is not None
+        run = conformal_trials(
+            unsupported, supported, 0.1, n_cal=n_cal, trials=settings["trials"], seed=SEED
+        )
+        return float(run["conformal"]["catch"]["mean"])
+
+    assert chart_catch() == table_catch()
+    line = next(x for x in calibrate_summary(records) if x.lstrip().startswith("0.1 "))
+    assert f" {table_catch():.3f} [" in line  # the terminal prints the same mean
+    monkeypatch.setenv("CITEBENCH_GUARD_N_CAL", "8")
+    monkeypatch.setenv("CITEBENCH_GUARD_TRIALS", "7")
+    assert chart_catch() == table_catch()

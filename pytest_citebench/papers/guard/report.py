@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_citebench.api import Aggregate, Chart, Records, Section, Stat
+from pytest_citebench.errors import CitebenchError
 from pytest_citebench.reports.format import fmt
 
+# The grid of the chart. Held-out rates use the calibration settings (n_cal, trials, seed) of
+# the guard's terminal table, so at a shared alpha the chart and the table show the same number.
 GUARD_ALPHAS = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
-GUARD_TRIALS = 200
 
 TITLE = "Guard calibration: τ, catch and flag rates"
 NOTE = (
     "τ(α) is the split-conformal threshold from all unsupported scores; catch and flag rates are "
-    "means over seeded calibration/held-out splits (half the unsupported scores calibrate). "
+    "means over seeded calibration/held-out splits, as in the terminal's conformal table. "
     "Catch should stay at or above the dashed target 1−α; the flag rate is the share of "
     "supported citations sent to review."
 )
@@ -59,7 +61,11 @@ def guard_curves(records: Sequence[Mapping[str, Any]]) -> list[GuardCurve]:
             groups[(r["model"], r["suite"])].append(r)
     if not groups:
         return []
+    from pytest_citebench.papers.guard.setstats import n_cal_for
+    from pytest_citebench.papers.guard.settings import SEED, calibration_settings
     from pytest_citebench.papers.guard.stats import conformal_threshold, conformal_trials
+
+    settings = calibration_settings()
 
     curves = []
     for (model, suite), rows in sorted(groups.items()):
@@ -69,12 +75,17 @@ def guard_curves(records: Sequence[Mapping[str, Any]]) -> list[GuardCurve]:
         if not unsupported:
             continue
         taus, catches, flags = [], [], []
-        n_cal = len(unsupported) // 2
+        n_cal = n_cal_for(len(unsupported), settings["n_cal"])
         for alpha in GUARD_ALPHAS:
             taus.append(conformal_threshold(unsupported, alpha))
-            if n_cal >= 1 and len(unsupported) >= 2:
+            if n_cal is not None:
                 run = conformal_trials(
-                    unsupported, supported, alpha, n_cal=n_cal, trials=GUARD_TRIALS, seed=0
+                    unsupported,
+                    supported,
+                    alpha,
+                    n_cal=n_cal,
+                    trials=settings["trials"],
+                    seed=SEED,
                 )
                 catches.append(float(run["conformal"]["catch"]["mean"]))
                 flag_rate = run["conformal"]["flag_rate"]
@@ -147,7 +158,7 @@ def sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]
     """
     try:
         curves = guard_curves(records)
-    except (ValueError, ImportError) as exc:
+    except (ValueError, ImportError, CitebenchError) as exc:  # CitebenchError: bad settings
         return [
             Section(
                 key="guard",
