@@ -82,37 +82,28 @@ def example_item(tasks: Sequence[str]) -> dict[str, Any]:
     return item
 
 
-def _toml(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
-
-
-def manifest_text(
+def manifest_fields(
     name: str, tasks: Sequence[str], description: str, source: Mapping[str, str], corpus: bool
-) -> str:
-    lines = [
-        "# Scaffolded by: python -m pytest_citebench new-suite (see CONTRIBUTING.md).",
-        f"name = {_toml(name)}",
-        "# Bump on any change that alters items: the version is part of the cassette path.",
-        "version = 1",
-        f"description = {_toml(description)}",
-        "tasks = [" + ", ".join(_toml(t) for t in tasks) + "]",
-        'items = "items.jsonl"',
-    ]
+) -> tuple[dict[str, Any], list[str]]:
+    """The new suite's manifest fields and its header comments (what to do with them)."""
+    fields: dict[str, Any] = {
+        "name": name,
+        "version": 1,
+        "description": description,
+        "tasks": list(tasks),
+        "items": "items.jsonl",
+    }
     if corpus:
-        lines.append('corpus = "corpus.jsonl"')
-    lines += [
-        "# Gates as 'TASK:METRIC<=VALUE' or '>=', e.g. \""
-        + f"{tasks[0]}:accuracy>=0.2"
-        + '"; set them from a recorded baseline run.',
-        "gates = []",
-        "",
-        "[source]",
-        f"paper = {_toml(source['paper'])}",
-        f"url = {_toml(source['url'])}",
-        f"licence = {_toml(source['licence'])}",
-        "",
+        fields["corpus"] = "corpus.jsonl"
+    fields["gates"] = []
+    fields["source"] = {key: source[key] for key in ("paper", "url", "licence")}
+    comments = [
+        "Scaffolded by: python -m pytest_citebench new-suite (see CONTRIBUTING.md).",
+        "Bump 'version' on any change that alters items: it is part of the cassette path.",
+        f"Gates as 'TASK:METRIC<=VALUE' or '>=', e.g. \"{tasks[0]}:accuracy>=0.2\"; set them "
+        "from a recorded baseline run.",
     ]
-    return "\n".join(lines)
+    return fields, comments
 
 
 def readme_text(name: str, tasks: Sequence[str], source: Mapping[str, str], corpus: bool) -> str:
@@ -175,7 +166,7 @@ def scaffold(
 ) -> Scaffolded:
     """Write the suite folder; refuses to overwrite an existing suite unless ``force``."""
     from pytest_citebench import registry
-    from pytest_citebench.suites import MANIFEST_NAME
+    from pytest_citebench.suites import MANIFEST_NAME, write_manifest
 
     if not tasks:
         raise ScaffoldError("give at least one --task; known: " + ", ".join(registry.names()))
@@ -198,7 +189,8 @@ def scaffold(
     description = description or f"TODO: what the {name} items test and how they were chosen."
     directory.mkdir(parents=True, exist_ok=True)
     files = [manifest, directory / "items.jsonl", directory / "README.md"]
-    manifest.write_text(manifest_text(name, tasks, description, source, corpus), encoding="utf-8")
+    fields, comments = manifest_fields(name, tasks, description, source, corpus)
+    write_manifest(directory, fields, comments=comments)
     item = example_item(tasks)
     files[1].write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")
     files[2].write_text(readme_text(name, tasks, source, corpus), encoding="utf-8")

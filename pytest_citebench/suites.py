@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,6 +143,31 @@ def _check_type(value: Any, expected: type | tuple[type, ...]) -> bool:
     if isinstance(value, bool):  # bool is an int subclass; a boolean is never a valid count
         return expected is bool
     return isinstance(value, expected)
+
+
+def manifest_text(fields: Mapping[str, Any], *, comments: Sequence[str] = ()) -> str:
+    """A ``suite.toml``: ``comments`` as ``#`` lines on top, then ``fields`` written by tomli-w.
+
+    The one TOML writer of the package (the scaffold, the importer and the builders all call
+    it), so quoting and escaping are tomli-w's and every manifest reads back as written.
+    """
+    import tomli_w
+
+    head = "".join(
+        (f"# {line}" if line else "#") + "\n"
+        for comment in comments
+        for line in comment.split("\n")
+    )
+    return head + tomli_w.dumps(dict(fields))
+
+
+def write_manifest(
+    directory: Path, fields: Mapping[str, Any], *, comments: Sequence[str] = ()
+) -> Path:
+    """Write ``directory/suite.toml`` (see :func:`manifest_text`); returns its path."""
+    path = directory / MANIFEST_NAME
+    path.write_text(manifest_text(fields, comments=comments), encoding="utf-8", newline="\n")
+    return path
 
 
 def load_manifest(path: Path | str) -> Manifest:

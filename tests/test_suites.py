@@ -84,3 +84,19 @@ def test_committed_reasons_suites_are_valid_and_large_enough() -> None:
     assert len(manifests) == 11  # 10 domains + adversarial
     total = sum(len(load_suite(m).items) for m in manifests if m.parent.name != "adversarial")
     assert total == 7265  # every sentence of the 10 REASONS domains we have
+
+
+def test_every_committed_manifest_is_the_one_writers_output() -> None:
+    # suite.toml files are written by suites.manifest_text only (scaffold, importer, builders):
+    # parsing a committed one and writing it back with its header comments gives the same bytes.
+    import tomllib
+
+    from pytest_citebench.suites import manifest_text
+
+    root = Path(__file__).resolve().parent.parent / "suites"
+    manifests = sorted(root.rglob("suite.toml"))
+    assert len(manifests) >= 19
+    for path in manifests:
+        text = path.read_text(encoding="utf-8")
+        comments = [line[2:] for line in text.splitlines() if line.startswith("# ")]
+        assert manifest_text(tomllib.loads(text), comments=comments) == text, path

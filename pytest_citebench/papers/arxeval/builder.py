@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import heapq
-import json
 import os
 import random
 import re
@@ -46,6 +45,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from pytest_citebench.suites import write_manifest
 
 __all__ = [
     "ARXIV_DOI_PREFIX",
@@ -346,11 +347,6 @@ def mixed_items(
     return sorted(items, key=lambda item: item["id"])
 
 
-def _toml_string(text: str) -> str:
-    # A JSON string is a valid TOML basic string (same escapes), with raw unicode kept.
-    return json.dumps(text, ensure_ascii=False)
-
-
 def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
     from pytest_citebench import jsonl
 
@@ -370,37 +366,34 @@ class SuiteSpec:
     command: str = ""
 
 
-def _manifest(kind: Kind, spec: SuiteSpec, stats: BuildStats) -> str:
+def _manifest(kind: Kind, spec: SuiteSpec, stats: BuildStats) -> tuple[dict[str, Any], list[str]]:
+    """The suite's manifest fields and header comments (how it was built, which gates fit)."""
     unit = "jumbled titles" if kind == "jumbled" else "mixed titles (two papers each)"
     description = spec.description or (
         f"ArxEval {kind}: {stats.items} {unit}; corpus of {stats.corpus} papers "
         "(the sampled ones plus distractors)."
     )
-    lines = [
-        f"# Built by: {spec.command}" if spec.command else "# Built by pytest_citebench.builders",
-        "# Rebuilding with the same source and seed reproduces these files byte for byte.",
-        f"name = {_toml_string(spec.name)}",
-        f"version = {spec.version}",
-        f"description = {_toml_string(description)}",
-        f'tasks = ["{kind}"]',
-        'items = "items.jsonl"',
-        'corpus = "corpus.jsonl"',
-        "# Gates as 'TASK:METRIC<=VALUE' or '>=', e.g. "
-        + (
-            '"jumbled:cosine_minilm>=0.5"'
-            if kind == "jumbled"
-            else '"mixed:doi_found>=0.9" or "mixed:doi_title_match>=0.9"'
-        )
-        + "; none by default.",
-        "gates = []",
-        "",
-        "[source]",
-        f"paper = {_toml_string(spec.paper)}",
-        f"url = {_toml_string(spec.url)}",
-        f"licence = {_toml_string(spec.licence)}",
-        "",
+    example = (
+        '"jumbled:cosine_minilm>=0.5"'
+        if kind == "jumbled"
+        else '"mixed:doi_found>=0.9" or "mixed:doi_title_match>=0.9"'
+    )
+    comments = [
+        f"Built by: {spec.command}" if spec.command else "Built by pytest_citebench.builders",
+        "Rebuilding with the same source and seed reproduces these files byte for byte.",
+        f"Gates as 'TASK:METRIC<=VALUE' or '>=', e.g. {example}; none by default.",
     ]
-    return "\n".join(lines)
+    fields = {
+        "name": spec.name,
+        "version": spec.version,
+        "description": description,
+        "tasks": [kind],
+        "items": "items.jsonl",
+        "corpus": "corpus.jsonl",
+        "gates": [],
+        "source": {"paper": spec.paper, "url": spec.url, "licence": spec.licence},
+    }
+    return fields, comments
 
 
 def build_suite(
@@ -441,8 +434,8 @@ def build_suite(
     directory.mkdir(parents=True, exist_ok=True)
     _write_jsonl(directory / "items.jsonl", items)
     _write_jsonl(directory / "corpus.jsonl", (p.corpus_record() for p in corpus))
-    manifest = directory / "suite.toml"
-    manifest.write_text(_manifest(kind, spec, stats), encoding="utf-8", newline="\n")
+    fields, comments = _manifest(kind, spec, stats)
+    write_manifest(directory, fields, comments=comments)
     return stats
 
 

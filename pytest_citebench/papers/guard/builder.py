@@ -54,11 +54,6 @@ class BuiltSuite:
 # --------------------------------------------------------------------------- writing
 
 
-def _toml_str(value: str) -> str:
-    # A JSON string (ASCII-escaped) is a valid TOML basic string.
-    return json.dumps(value, ensure_ascii=True)
-
-
 def write_suite(
     directory: Path,
     *,
@@ -73,19 +68,18 @@ def write_suite(
 ) -> int:
     """Write ``suite.toml`` and ``items.jsonl``; returns the number of items written."""
     directory.mkdir(parents=True, exist_ok=True)
-    lines = [f"# {line}".rstrip() for line in comment.splitlines()] if comment else []
-    lines += [
-        f"name = {_toml_str(name)}",
-        f"version = {version}",
-        f"description = {_toml_str(description)}",
-        f"tasks = [{', '.join(_toml_str(t) for t in tasks)}]",
-        f"gates = [{', '.join(_toml_str(g) for g in gates)}]",
-        "",
-        "[source]",
-        *(f"{key} = {_toml_str(source[key])}" for key in ("paper", "url", "licence")),
-    ]
-    (directory / "suite.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     from pytest_citebench import jsonl
+    from pytest_citebench.suites import write_manifest
+
+    fields = {
+        "name": name,
+        "version": version,
+        "description": description,
+        "tasks": list(tasks),
+        "gates": list(gates),
+        "source": {key: source[key] for key in ("paper", "url", "licence")},
+    }
+    write_manifest(directory, fields, comments=comment.splitlines() if comment else ())
 
     return jsonl.write(directory / "items.jsonl", items, atomic=False, sort_keys=False)
 

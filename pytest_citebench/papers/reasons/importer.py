@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_citebench.suites import write_manifest
+
 SOURCE_URL = "https://github.com/YashSaxena21/REASONS (Data/, commit 7207e8c)"
 LICENCE = (
     "No licence file upstream; built from arXiv papers under CC0/CC BY/CC BY-SA per the paper. "
@@ -154,25 +156,23 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     jsonl.write(path, rows, atomic=False, sort_keys=False)
 
 
-def _manifest(name: str, domain: str, n_items: int, version: int = 1) -> str:
-    lines = [
-        f'name = "{name}"',
-        f"version = {version}",
-        f'description = "REASONS {domain}: {n_items} related-work sentences and the arXiv paper '
-        'each one cites."',
-        "tasks = " + json.dumps(list(TASKS)),
-        'corpus = "corpus.jsonl"',
-        "# Default gates for this suite, as 'TASK:METRIC<=VALUE' or '>='. None by default:",
-        "# a model team sets its own release bar (see README, 'Gates').",
-        "gates = []",
-        "",
-        "[source]",
-        f'paper = "{PAPER}"',
-        f'url = "{SOURCE_URL}"',
-        f'licence = "{LICENCE}"',
-        "",
-    ]
-    return "\n".join(lines)
+def _manifest(name: str, domain: str, n_items: int, version: int = 1) -> dict[str, Any]:
+    return {
+        "name": name,
+        "version": version,
+        "description": f"REASONS {domain}: {n_items} related-work sentences and the arXiv paper "
+        "each one cites.",
+        "tasks": list(TASKS),
+        "corpus": "corpus.jsonl",
+        "gates": [],
+        "source": {"paper": PAPER, "url": SOURCE_URL, "licence": LICENCE},
+    }
+
+
+_COMMENTS = (
+    "Default gates for this suite, as 'TASK:METRIC<=VALUE' or '>='. None by default:",
+    "a model team sets its own release bar (see README, 'Gates').",
+)
 
 
 def import_reasons(source_dir: Path, out_dir: Path) -> list[ImportStats]:
@@ -193,7 +193,7 @@ def import_reasons(source_dir: Path, out_dir: Path) -> list[ImportStats]:
         _write_jsonl(suite_dir / "corpus.jsonl", corpus)
         name = f"reasons/{slug}"
         manifest = _manifest(name, domain, len(items), SUITE_VERSIONS.get(slug, 1))
-        (suite_dir / "suite.toml").write_text(manifest, encoding="utf-8")
+        write_manifest(suite_dir, manifest, comments=_COMMENTS)
         stats.append(ImportStats(name, len(items), len(corpus), conflicts, tuple(fixes)))
     return stats
 
