@@ -417,17 +417,10 @@ def comparison_lines(comparison: Comparison, *, all_rows: bool = True) -> list[s
         )
     if len(rows) == 1:
         return []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = []
-    for index, row in enumerate(rows):
-        cells = [
-            c.ljust(w) if i < 4 or i == len(row) - 1 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return lines
+    from pytest_citebench.reports.table import text_table
+
+    numbers = range(4, len(header) - 1)  # the verdict, last, reads as a word: left-aligned
+    return text_table(rows[0], rows[1:], right=numbers, rule=True)
 
 
 def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:

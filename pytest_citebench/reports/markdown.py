@@ -18,6 +18,7 @@ from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.escape import markdown_cell, markdown_code
 from pytest_citebench.reports.format import fmt, label
 from pytest_citebench.reports.sections import markdown_lines
+from pytest_citebench.reports.table import markdown_table
 
 # GitHub's limit is 1 MiB per step summary; stay well below it on huge runs.
 MAX_ROWS = 200
@@ -29,10 +30,8 @@ def _cell(text: Any) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int) -> list[str]:
-    align = ["---:" if i >= numeric_from else ":---" for i in range(len(header))]
-    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "|".join(align) + "|"]
-    for row in rows[:MAX_ROWS]:
-        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    shown = [[str(c) for c in row] for row in rows[:MAX_ROWS]]
+    lines = markdown_table(header, shown, right_from=numeric_from)
     if len(rows) > MAX_ROWS:
         lines.append(f"\n_{len(rows) - MAX_ROWS} more rows in the results file._")
     return lines

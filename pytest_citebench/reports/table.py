@@ -59,8 +59,8 @@ def markdown_table(
     if not table:
         return []
     n = len(table[0])
-    align = ["---:" if right_from is not None and i >= right_from else "---" for i in range(n)]
+    align = ["---:" if right_from is not None and i >= right_from else ":---" for i in range(n)]
     out = ["| " + " | ".join(markdown_cell(c) for c in table[0]) + " |"]
-    out.append("| " + " | ".join(align) + " |")
+    out.append("|" + "|".join(align) + "|")
     out += ["| " + " | ".join(markdown_cell(c) for c in r) + " |" for r in table[1:]]
     return out
