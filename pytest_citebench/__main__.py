@@ -200,6 +200,8 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``doi``, ``local-model`` and paper commands take their own arguments, so they skip argparse
+    here; the exit code is returned, not raised, so tests can call it."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["doi"]:
         from pytest_citebench.doi.cli import main as doi_main

@@ -72,6 +72,8 @@ class Sample:
 
 @dataclass(frozen=True)
 class Message:
+    """One chat turn, provider-neutral, so a task's prompt is the same for every model."""
+
     role: Literal["system", "user", "assistant"]
     content: str
 
@@ -108,6 +110,7 @@ class NamedTemplate:
     text: str
 
     def render(self, **values: str) -> str:
+        """Fill ``$name`` placeholders (braces need no escaping); a missing value raises."""
         return string.Template(self.text).substitute(values)
 
 
@@ -144,6 +147,7 @@ class Attempt:
 
     @property
     def final(self) -> Stage:
+        """The stage that is scored and written as the item's answer."""
         return self.stages[-1]
 
 
@@ -181,6 +185,7 @@ class Stat:
     n: int
 
     def to_json(self) -> dict[str, Any]:
+        """NaN becomes null (JSON has no NaN); values are rounded to keep result diffs stable."""
         return {"value": _num(self.value), "ci": [_num(self.lo), _num(self.hi)], "n": self.n}
 
 
@@ -199,9 +204,11 @@ class Aggregate:
 
     @property
     def key(self) -> tuple[str, str, str, str]:
+        """What identifies the aggregate; ``""`` for the stage, so whole-task keys sort first."""
         return (self.model, self.suite, self.task, self.stage or "")
 
     def to_record(self) -> dict[str, Any]:
+        """The results-file line (``type: aggregate``); ``stage`` and ``label`` only when set."""
         record: dict[str, Any] = {
             "type": "aggregate",
             "model": self.model,

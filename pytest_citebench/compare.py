@@ -81,6 +81,7 @@ class MetricDelta:
 
     @property
     def delta(self) -> float:
+        """new minus base, raw (``worse_by`` orients it: HR up is worse, accuracy up better)."""
         return self.new - self.base
 
     @property
@@ -114,10 +115,12 @@ class MetricDelta:
 
     @property
     def failed(self) -> bool:
+        """Worse by more than the tolerance, and the paired test says it is not chance."""
         return self.worse_by > self.tolerance and self.significant
 
     @property
     def verdict(self) -> str:
+        """One word for the table: FAIL, worse, same or better."""
         if self.failed:
             return "FAIL"
         if self.n == 0 or self.delta == 0:
@@ -125,6 +128,7 @@ class MetricDelta:
         return "worse" if self.worse_by > 0 else "better"
 
     def evidence(self) -> str:
+        """Which test backs the verdict (McNemar for shares, sign-flip for means), with its p."""
         adjusted = ""
         if self.p_adjusted is not None and self.correction != "none":
             adjusted = f", {_CORRECTION_NAMES[self.correction]} p={self.p_adjusted:.3g}"
@@ -138,6 +142,7 @@ class MetricDelta:
         return f"paired bootstrap B={BOOTSTRAP_B}"
 
     def describe(self) -> str:
+        """The line printed for a failing metric: what got worse, by how much, and the evidence."""
         ci = "" if math.isnan(self.lo) else f", 95% CI [{_pts(self.lo)}, {_pts(self.hi)}]"
         return (
             f"{self.verdict} baseline "
@@ -180,10 +185,12 @@ class Comparison:
 
     @property
     def deltas(self) -> list[MetricDelta]:
+        """Every compared metric of every group, in table order."""
         return [d for g in self.groups for d in g.deltas]
 
     @property
     def failures(self) -> list[MetricDelta]:
+        """The deltas that fail the run (the regression gate)."""
         return [d for d in self.deltas if d.failed]
 
     def notes(self) -> list[str]:

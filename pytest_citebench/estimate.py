@@ -22,6 +22,8 @@ CHARS_PER_TOKEN = 4
 
 @dataclass
 class Estimate:
+    """One model's upper-end totals; ``cost`` is None when litellm's cost map lacks the model."""
+
     model: str
     cases: int = 0
     calls: int = 0
@@ -88,6 +90,7 @@ def _price(model: str, row: Estimate) -> float | None:
 
 
 def lines(rows: Sequence[Estimate]) -> list[str]:
+    """The table printed under ``--collect-only``; its headers say which numbers are bounds."""
     header = ("model", "cases", "calls (at most)", "prompt tok (~)", "completion tok (max)", "USD")
     table = [header] + [
         (

@@ -23,11 +23,13 @@ _GATE = re.compile(
 
 
 class GateError(ValueError):
-    pass
+    """A gate that is malformed or can never match: raised before any model call, not after."""
 
 
 @dataclass(frozen=True)
 class Gate:
+    """One parsed gate; ``source`` (option, manifest or pyproject) is named when it fails."""
+
     suite: str
     task: str
     metric: str
@@ -37,9 +39,11 @@ class Gate:
 
     @property
     def spec(self) -> str:
+        """The gate written back in its own syntax, for messages a user can paste."""
         return f"{self.suite}:{self.task}:{self.metric}{self.op}{self.value:g}"
 
     def holds(self, measured: float) -> bool:
+        """A NaN (an undefined metric) fails the gate rather than passing it by default."""
         if math.isnan(measured):
             return False
         return measured <= self.value if self.op == "<=" else measured >= self.value
@@ -63,6 +67,8 @@ def parse_gate(spec: str, *, source: str, suite: str | None = None) -> Gate:
 
 @dataclass(frozen=True)
 class GateResult:
+    """A gate checked against one (model, suite, task) aggregate."""
+
     gate: Gate
     model: str
     suite: str
@@ -71,9 +77,11 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
+        """Judged on the point value; the CI is shown, not used."""
         return self.gate.holds(self.measured.value)
 
     def describe(self) -> str:
+        """PASS/FAIL line with the gate, its source, the model and the value with its CI."""
         m = self.measured
         ci = "" if math.isnan(m.lo) or m.lo == m.hi else f" (95% CI {m.lo:.4g}-{m.hi:.4g}, n={m.n})"
         verdict = "PASS" if self.passed else "FAIL"

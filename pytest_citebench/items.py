@@ -22,12 +22,15 @@ PROPERTY = "citebench"
 
 
 def citebench_session(config: pytest.Config) -> CitebenchSession:
+    """The run's state, kept in ``config.stash`` (never a module global)."""
     from pytest_citebench.session import SESSION_KEY
 
     return config.stash[SESSION_KEY]
 
 
 class SuiteFile(pytest.File):
+    """A ``suite.toml``: one collector per selected task, plus the variants a paper derives."""
+
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         session = citebench_session(self.config)
         try:
@@ -94,6 +97,8 @@ class SkippedSwap(pytest.Item):
 
 
 class TaskGroup(pytest.Collector):
+    """One task of a suite: a case per (sample, model), ids shaped like parametrized tests'."""
+
     def __init__(self, *, suite: Suite, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.suite = suite
@@ -114,6 +119,8 @@ class TaskGroup(pytest.Collector):
 
 
 class CaseFailure(Exception):
+    """Carries the result to ``repr_failure``, which prints it instead of a traceback."""
+
     def __init__(self, result: ItemResult, why: str) -> None:
         super().__init__(why)
         self.result = result
@@ -121,6 +128,9 @@ class CaseFailure(Exception):
 
 
 class CaseItem(pytest.Item):
+    """One (sample, task, model) test; it fails only on an error, or hallucinated under
+    ``--citebench-strict``: every other outcome is a result, not a test failure."""
+
     job: Job
 
     def __init__(self, *, manifest: Manifest, **kwargs: Any) -> None:
@@ -164,6 +174,7 @@ class CaseItem(pytest.Item):
 
 
 def describe(result: ItemResult, why: str) -> str:
+    """A failed case for a reader: expected against given, and the raw text only if it differs."""
     lines = [f"{result.suite}::{result.item_id} [{result.task}] on {result.model}: {why}"]
     if result.error:
         lines.append(result.error)
@@ -180,6 +191,8 @@ def describe(result: ItemResult, why: str) -> str:
 
 
 class BadSuite(pytest.Item):
+    """An invalid suite as one failing test pointing at the bad line, so other suites still run."""
+
     def __init__(self, *, error: SuiteError, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error

@@ -112,6 +112,7 @@ def iter_objects(
 
 
 def read_objects(path: Path | str, *, torn_tail_ok: bool = False) -> list[dict[str, Any]]:
+    """``iter_objects`` as a list, without line numbers (errors still name ``file:line``)."""
     return [obj for _, obj in iter_objects(path, torn_tail_ok=torn_tail_ok)]
 
 
@@ -177,11 +178,13 @@ class Appender:
         self._writer: jsonlines.Writer | None = _writer(self._handle, flush=True)
 
     def write(self, record: Mapping[str, Any]) -> None:
+        """Under the lock, so concurrent writers never interleave; after ``close`` it is a no-op."""
         with self._lock:
             if self._writer is not None:
                 self._writer.write(record)
 
     def close(self) -> None:
+        """Idempotent, so every shutdown path may call it."""
         with self._lock:
             if self._handle is not None:
                 self._handle.close()

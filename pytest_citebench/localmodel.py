@@ -124,6 +124,7 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str]) -> int:
+    """``serve`` or ``record``; ``--python`` names the separate environment with llama.cpp."""
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench local-model")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func in (("serve", _serve), ("record", _record)):

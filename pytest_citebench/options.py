@@ -52,6 +52,8 @@ def _parse_value(text: str) -> Any:
 
 @dataclass
 class Options:
+    """Every core setting of a run, resolved once, so later code never re-reads pyproject.toml."""
+
     models: list[str]
     api_base: str | None
     record: str
@@ -88,6 +90,7 @@ class Options:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
+        """Bad params, gates, profiles, correction or shard: a usage error here, before any item."""
         root = Path(config.rootpath)
         table = tool_table(root)
 

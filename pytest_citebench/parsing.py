@@ -196,6 +196,7 @@ def is_abstention(raw: str) -> bool:
 
 
 def has_letters(text: str) -> bool:
+    """Any letter in any script; text of only digits, marks or punctuation names nothing."""
     return any(ch.isalpha() for ch in text)
 
 

@@ -27,6 +27,8 @@ _CATEGORIES = {
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Declared whether or not ``--citebench`` is given (pytest parses before any hook could
+    check); each paper adds its own options to the same group."""
     group = parser.getgroup("citebench", "citation benchmarks (pytest-citebench)")
     group.addoption(FLAG, action="store_true", help="run the citation suites as tests")
     group.addoption(
@@ -175,6 +177,8 @@ def _active(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The ``citebench`` marker always (``--strict-markers`` runs accept it); the session, the
+    papers' settings and the controller's hooks only with ``--citebench``."""
     config.addinivalue_line("markers", "citebench: a citation benchmark case (pytest-citebench)")
     if not _active(config):
         return
@@ -219,6 +223,8 @@ def _stop_on_sigterm() -> None:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    """Deselect other shards' items, then the ones ``--citebench-resume`` already finished;
+    both show as deselected, so the counts stay honest."""
     cb = _session(config) if _active(config) else None
     if cb is None:
         return
@@ -263,6 +269,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A ``suite.toml`` is a test file only under ``--citebench``; plain pytest never sees it."""
     if file_path.name != "suite.toml" or not _active(parent.config):
         return None
     from pytest_citebench.items import SuiteFile
@@ -278,6 +285,8 @@ def _session(config: pytest.Config) -> Any:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """Cases are submitted ahead of their tests and run concurrently (a test only waits for its
+    result); failed gates and regressions then count as failed tests, so they set the exit code."""
     cb = _session(session.config) if _active(session.config) else None
     if cb is None or session.config.option.collectonly:
         return (yield)  # --collect-only must never call a model
@@ -368,6 +377,7 @@ class _ControllerHooks:
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """A passed case that was not correct shows its outcome's letter and count, not a dot."""
     if report.when != "call" or not report.passed or not _active(config):
         return None
     for name, value in report.user_properties:
@@ -378,6 +388,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Controller only: under ``--collect-only`` just the estimate, if asked (no model is
+    called); otherwise the summary, slow-model warnings and cassette misses."""
     cb = _session(config) if _active(config) else None
     if cb is None or cb.is_worker:
         return
@@ -421,6 +433,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Reached even when the run stopped early and ``finish`` never closed the results file."""
     cb = _session(config)
     if cb is not None:
         cb.close()

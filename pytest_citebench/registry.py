@@ -116,10 +116,12 @@ def split_variant(suite: str) -> tuple[str, str | None]:
 
 
 def names() -> list[str]:
+    """Every task name of every installed paper, sorted, for markers and "known:" messages."""
     _load()
     return sorted(_TASKS)
 
 
 def all_tasks() -> list[Task]:
+    """Every registered task, in name order, so what is built from them is stable across runs."""
     _load()
     return [_TASKS[name] for name in sorted(_TASKS)]

@@ -255,9 +255,11 @@ class ResultsWriter:
         self._appender = Appender(path)
 
     def write(self, record: Mapping[str, Any]) -> None:
+        """One line, flushed before returning."""
         self._appender.write(record)
 
     def close(self) -> None:
+        """Idempotent; a record written after it is dropped."""
         self._appender.close()
 
 

@@ -26,12 +26,15 @@ from pytest_citebench.api import SCORER_VERSION, Attempt, Stage
 
 @dataclass
 class RescoreStats:
+    """What a rescore changed; ``changes`` counts (old outcome, new outcome) pairs."""
+
     items: int = 0
     rescored: int = 0
     errors: int = 0
     changes: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def lines(self) -> list[str]:
+        """The report printed after a rescore; says so when no outcome changed, too."""
         out = [
             f"rescored {self.rescored} of {self.items} items under scorer {SCORER_VERSION} "
             f"({self.errors} error record(s) kept as they are)"
@@ -139,6 +142,7 @@ def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[
 
 
 def main(results: str, out: str | None, suites: Sequence[str]) -> int:
+    """Exit 2 with one line for a bad file or suite, never a traceback; 0 once written."""
     from pytest_citebench.suites import SuiteError
 
     try:

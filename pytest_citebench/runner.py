@@ -61,6 +61,7 @@ class ItemResult:
     scorer_version: str = SCORER_VERSION
 
     def to_record(self) -> dict[str, Any]:
+        """``type: item`` tells it from the aggregate lines that share the results file."""
         return {"type": "item", **asdict(self)}
 
     @classmethod
@@ -87,6 +88,7 @@ class Job:
 
     @property
     def cassette(self) -> Path:
+        """Keyed by suite version too: bumping a suite's version makes its old answers miss."""
         return cassette_path(
             self.cassette_root,
             self.model.name,
@@ -98,6 +100,7 @@ class Job:
 
 
 async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
+    """Solve and score one job; never raises: any failure is an ``error`` result, keys scrubbed."""
     started = time.perf_counter()
     calls = track_usage()
 
@@ -289,6 +292,7 @@ class Engine:
         key: str | None = None,
         limit: int | None = None,
     ) -> concurrent.futures.Future[ItemResult]:
+        """Callable from pytest's thread; ``limit`` caps the ``key`` model inside the run's cap."""
         return asyncio.run_coroutine_threadsafe(self._limited(factory, key, limit), self._loop)
 
     def close(self) -> None:

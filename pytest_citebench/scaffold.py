@@ -50,11 +50,13 @@ _PLACEHOLDER: Mapping[type, Any] = {str: "TODO", int: 1, float: 0.5, list: ["TOD
 
 
 class ScaffoldError(ValueError):
-    pass
+    """A scaffold request that cannot be honoured (unknown task, bad name, existing suite)."""
 
 
 @dataclass(frozen=True)
 class Scaffolded:
+    """The new suite's folder and every file written into it, for the command to list."""
+
     directory: Path
     files: tuple[Path, ...]
 
@@ -107,6 +109,7 @@ def manifest_fields(
 
 
 def readme_text(name: str, tasks: Sequence[str], source: Mapping[str, str], corpus: bool) -> str:
+    """The suite README: provenance and licence asked for up front, and a checklist to ship."""
     task_list = ", ".join(f"`{t}`" for t in tasks)
     first = tasks[0]
     corpus_line = (

@@ -34,6 +34,9 @@ SESSION_KEY = pytest.StashKey["CitebenchSession"]()
 
 
 class CitebenchSession:
+    """One per process (controller and each xdist worker); the usage checks run in ``__init__``,
+    so a bad option or gate fails the run before any model call."""
+
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.options = Options.from_config(config)
@@ -268,6 +271,7 @@ class CitebenchSession:
 
     # -- collection ---------------------------------------------------------------------------
     def add_suite(self, suite: Suite) -> None:
+        """A duplicate name or a bad gate is a ``SuiteError``: it fails that suite, not the run."""
         if (
             suite.name in self.suites
             and self.suites[suite.name].manifest.directory != suite.manifest.directory
@@ -294,11 +298,13 @@ class CitebenchSession:
                 self.gates.append(gate)
 
     def wants_task(self, task: str) -> bool:
+        """``--citebench-task`` filters at collection, so unwanted tasks make no test at all."""
         return not self.options.tasks or task in self.options.tasks
 
     def make_job(
         self, nodeid: str, item: Sample, task: Task, model: Model, manifest: Manifest
     ) -> Job:
+        """Built at collection so ``--collect-only --citebench-estimate`` can dry-run it."""
         corpus = str(manifest.corpus_file) if manifest.corpus_file else None
         return Job(nodeid, item, task, model, manifest.version, corpus, self.options.cassettes)
 
@@ -330,6 +336,7 @@ class CitebenchSession:
         return self._engine
 
     def submit(self, items: Sequence[pytest.Item]) -> None:
+        """Start our cases not yet started (others are ignored); the engine starts on the first."""
         engine = None
         for item in items:
             # Our cases carry their job (items.CaseItem); other tests in the run do not.
@@ -369,6 +376,7 @@ class CitebenchSession:
         self.submit([session.items[i] for i in indices if 0 <= i < len(session.items)])
 
     def result_for(self, item: pytest.Item) -> ItemResult:
+        """Block on the case's result, submitting it (and a worker's queue) if not yet running."""
         if self.is_worker:
             self._prefetch_worker_queue(item.session)
         self.submit([item])
@@ -387,6 +395,7 @@ class CitebenchSession:
             self._recorder = None
 
     def close_results(self) -> None:
+        """For a run that never reached ``finish``: what was written stays, for resume."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -414,6 +423,8 @@ class CitebenchSession:
             self.add_record(self.resumed[nodeid])
 
     def should_stop(self) -> str | None:
+        """Why to stop the run, once errors pass ``--citebench-max-errors``: the provider is down,
+        and more calls would only add errors."""
         limit = self.options.max_errors
         if limit is not None and self.error_count > limit:
             return (
@@ -423,6 +434,7 @@ class CitebenchSession:
         return None
 
     def add_record(self, record: dict[str, Any]) -> None:
+        """Written to the results file as it arrives, so an interrupted run can be resumed."""
         self.records.append(record)
         if record.get("outcome") == "error":
             self.error_count += 1
@@ -467,6 +479,7 @@ class CitebenchSession:
         }
 
     def error_counts(self) -> dict[str, int]:
+        """Errored items per model: the summary's red ERROR lines and the verdict count them."""
         counts: dict[str, int] = {}
         for record in self.records:
             if record["outcome"] == "error":

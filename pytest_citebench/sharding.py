@@ -33,9 +33,11 @@ class Shard:
 
     @property
     def spec(self) -> str:
+        """``I/N`` as given on the command line; the results file records it for ``merge``."""
         return f"{self.index}/{self.total}"
 
     def owns(self, key: str) -> bool:
+        """Decided by the key's hash alone, so every machine agrees without talking."""
         return shard_of(key, self.total) == self.index
 
 

@@ -102,6 +102,7 @@ class Manifest:
 
     @property
     def manifest_file(self) -> Path:
+        """The ``suite.toml`` path: errors and merge name it."""
         return self.directory / MANIFEST_NAME
 
     @property
@@ -357,11 +358,14 @@ def load_corpus(manifest: Manifest) -> list[Paper]:
 
 @dataclass(frozen=True)
 class Suite:
+    """A validated manifest and its samples, ready to collect."""
+
     manifest: Manifest
     items: list[Sample]
 
     @property
     def name(self) -> str:
+        """The suite name from the manifest (also the results' ``suite`` field)."""
         return self.manifest.name
 
 

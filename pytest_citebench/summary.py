@@ -22,6 +22,7 @@ from pytest_citebench.reports.usage import usage_lines
 
 
 def write_summary(tr: Any, cb: Any) -> None:
+    """After an interrupt, aggregates the finished items for display only (never written)."""
     tr.write_sep("=", "citebench")
     opts = cb.options
     tr.write_line(

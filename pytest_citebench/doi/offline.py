@@ -51,6 +51,7 @@ class OfflineDirResolver(Resolver):
                 self.recordings.setdefault(key, []).append(raw)
 
     def fetch(self, source: str, doi: str, attempt: int) -> RawResponse | None:
+        """The ``attempt``-th recording for (source, DOI), the last one repeating; None if none."""
         recs = self.recordings.get((source, doi))
         if not recs:
             return None
@@ -124,6 +125,7 @@ class CassetteResolver(Resolver):
             self.index.setdefault(f"{req['method']} {_canonical_url(req['uri'])}", []).append(raw)
 
     def fetch(self, source: str, doi: str, attempt: int) -> RawResponse | None:
+        """Look the live request's URL up, minus the contact parameters the cassettes filter out."""
         url, params = self.request_url(source, doi)
         if params:
             url = f"{url}?{urlencode(params)}"
@@ -181,6 +183,7 @@ class RegistryResolver(BaseResolver):
         return cls(mapping, **kwargs)
 
     def resolve(self, doi: str) -> DOIRecord:
+        """A miss goes to ``fallback``, else is "not found" (closed world) or an error (open)."""
         norm = normalize_doi(doi)
         if norm is None:
             return DOIRecord(doi, False, None, [], [], "syntax", None, lookups=[["syntax", "bad"]])

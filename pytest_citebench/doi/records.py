@@ -129,6 +129,7 @@ class DOICheck:
     lookups: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The verdict fields first, a single ``registered_title`` for scripts, the trail last."""
         out: dict[str, Any] = {
             "doi": self.doi,
             "exists": self.exists,
@@ -142,6 +143,7 @@ class DOICheck:
         return out
 
     def to_json(self, indent: int | None = None) -> str:
+        """What ``doi check`` prints; non-ASCII titles are kept readable."""
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
 

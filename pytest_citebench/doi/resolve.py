@@ -80,6 +80,7 @@ class BaseResolver:
     threshold: float = DEFAULT_THRESHOLD
 
     def resolve(self, doi: str) -> DOIRecord:
+        """The registries' answer for ``doi``; ``exists`` is None when it could not be decided."""
         raise NotImplementedError
 
     def check(self, doi: str, title: str | None = None, threshold: float | None = None) -> DOICheck:
@@ -136,6 +137,7 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def wait(self) -> None:
+        """Claim the next slot under the lock but sleep outside it, so threads queue in order."""
         if not self.interval:
             return
         with self._lock:
@@ -279,6 +281,7 @@ class Resolver(BaseResolver):
         return RawResponse(r.status_code, {k.lower(): v for k, v in r.headers.items()}, body, r.url)
 
     def sleep(self, seconds: float) -> None:
+        """The retry wait, through the injected ``sleep`` (a no-op for offline resolvers)."""
         self._sleep(seconds)
 
     # -- chain --
@@ -315,6 +318,7 @@ class Resolver(BaseResolver):
         return outcome
 
     def resolve(self, doi: str) -> DOIRecord:
+        """Run the chain; only decided answers are cached, so an outage is asked again next time."""
         norm = normalize_doi(doi)
         if norm is None:
             return DOIRecord(doi, False, None, [], [], "syntax", None, lookups=[["syntax", "bad"]])

@@ -86,6 +86,7 @@ class SimilarityScores:
         }
 
     def to_dict(self) -> dict[str, float]:
+        """All five numbers, rounded, for a stage's ``details`` (the halves explain the F1)."""
         return {k: round(v, 6) for k, v in asdict(self).items()}
 
 
@@ -202,14 +203,17 @@ def similarity(answer: str, abstract: str, *, encoder: Encoder | None = None) ->
 
 
 def cosine_minilm(answer: str, abstract: str) -> float:
+    """The paper's CosSim alone; computes all three, so use ``similarity`` for more than one."""
     return similarity(answer, abstract).cosine_minilm
 
 
 def bertscore_minilm(answer: str, abstract: str) -> float:
+    """BERTScore F1 under MiniLM alone (not comparable with published BERTScores)."""
     return similarity(answer, abstract).bertscore_minilm
 
 
 def sts_minilm(answer: str, abstract: str) -> float:
+    """Sentence-aligned STS alone (our definition, not the paper's STS column)."""
     return similarity(answer, abstract).sts_minilm
 
 

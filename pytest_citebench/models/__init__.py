@@ -53,9 +53,12 @@ class Model:
 
     @property
     def is_local(self) -> bool:
+        """A ``citebench/*`` baseline (by name or profile): no key, no cassette, no cost."""
         return (self.litellm_model or self.name).startswith(LOCAL_PREFIX)
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
+        """Local models answer from the hint; remote ones get the messages, with retries and the
+        budget checked before each paid call."""
         if self.is_local:
             return local_answer(self.litellm_model or self.name, hint, dict(self.params.extra))
         return await self._complete_remote(messages)

@@ -63,6 +63,7 @@ class RagModel(Model):
 
     @classmethod
     def wrap(cls, base: Model, kind: str, k: int | None = None) -> RagModel:
+        """Named ``<base>+rag-<kind>``, so its cassettes and rows never mix with the base's."""
         if kind not in RAG_KINDS:
             raise ValueError(f"--citebench-rag {kind!r}: choose one of {', '.join(RAG_KINDS)}")
         return cls(
@@ -79,9 +80,11 @@ class RagModel(Model):
 
     @property
     def is_local(self) -> bool:
+        """The base model decides: retrieval itself is always local."""
         return self.base.is_local
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
+        """Retrieval runs in a thread so the engine's loop keeps serving other items meanwhile."""
         if hint.corpus is None:
             raise CitebenchError(
                 f"suite {hint.suite!r} has no corpus; RAG needs 'corpus = ...' in its suite.toml"

@@ -34,6 +34,7 @@ class SamplingParams:
     extra: tuple[tuple[str, Any], ...] = ()
 
     def as_kwargs(self) -> dict[str, Any]:
+        """litellm's arguments; ``extra`` (``--citebench-param``) comes last, so it may override."""
         return {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -52,6 +53,7 @@ class RetryPolicy:
     timeout: float = 120.0
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Jitter keeps concurrent items from retrying in step; Retry-After is capped too."""
         backoff = min(self.max_delay, self.base_delay * 2**attempt) * (0.5 + random.random() / 2)
         return max(backoff, min(retry_after or 0.0, self.max_delay))
 
@@ -101,6 +103,7 @@ class Budget:
         self.spent = 0.0
 
     def check(self, model: str) -> None:
+        """Before each call: the call that crosses the limit still runs, none after it does."""
         if self.limit is not None and self.spent >= self.limit:
             raise BudgetExceeded(
                 f"{model}: --citebench-max-cost {self.limit:g} USD reached "
@@ -108,6 +111,7 @@ class Budget:
             )
 
     def add(self, cost: float | None) -> None:
+        """An unpriced call (None) adds nothing: the cap cannot see what litellm cannot price."""
         if cost:
             self.spent += cost
 

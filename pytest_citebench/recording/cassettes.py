@@ -64,6 +64,7 @@ class CassetteSerializer:
 
     @staticmethod
     def deserialize(text: str) -> Any:
+        """Raises ValueError saying what is wrong; the recorder names the file around it."""
         import yaml
 
         if len(text) > MAX_CASSETTE_BYTES:
@@ -84,6 +85,7 @@ class CassetteSerializer:
 
     @staticmethod
     def serialize(data: dict[str, Any]) -> str:
+        """Without YAML aliases (a diff shows every value) and stamped with the client versions."""
         import yaml
 
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -103,6 +105,7 @@ class CassettePersister:
 
     @staticmethod
     def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
+        """Missing or blank is "not found" (vcrpy records it); too big or not UTF-8 is refused."""
         from vcr.persisters.filesystem import CassetteNotFoundError
         from vcr.serialize import deserialize
 
@@ -120,6 +123,7 @@ class CassettePersister:
 
     @staticmethod
     def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
+        """vcrpy's own writer: only reading needed changing."""
         from vcr.persisters.filesystem import FilesystemPersister
 
         FilesystemPersister.save_cassette(cassette_path, cassette_dict, serializer=serializer)

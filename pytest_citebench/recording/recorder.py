@@ -110,6 +110,8 @@ class Recorder:
         return self._config
 
     def activate(self) -> None:
+        """Patch HTTP once for the process (idempotent); called on the main thread, where the
+        secrets to scrub are snapshotted."""
         if self._exit is not None:
             return
         from vcr.patch import CassettePatcherBuilder
@@ -123,6 +125,7 @@ class Recorder:
         self._exit = stack
 
     def deactivate(self) -> None:
+        """Remove vcrpy's patches; idempotent, as every shutdown path may call it."""
         if self._exit is not None:
             self._exit.close()
             self._exit = None

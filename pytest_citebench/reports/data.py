@@ -94,6 +94,8 @@ def chart_specs(aggregates: Sequence[Aggregate]) -> list[ChartSpec]:
 
 @dataclass(frozen=True)
 class HeatCell:
+    """Both shares of one suite x model, with their CIs, so a cell can show its uncertainty."""
+
     correct: Stat
     hallucinated: Stat
 
@@ -130,6 +132,7 @@ def heatmaps(aggregates: Sequence[Aggregate]) -> list[Heatmap]:
 
 
 def item_metrics_text(record: Mapping[str, Any], limit: int = 4) -> str:
+    """The terminal's metric text, so the HTML and Markdown rows say exactly the same."""
     from pytest_citebench.reports.headline import item_metrics_text as text
 
     return text(record, limit)
@@ -159,10 +162,12 @@ class ReportData:
 
     @property
     def errors(self) -> list[Mapping[str, Any]]:
+        """Errored items, listed on their own: they are in no share and must not go unseen."""
         return [r for r in self.records if r.get("outcome") == "error"]
 
     @property
     def failed_gates(self) -> list[GateResult]:
+        """Gates that failed, in the order they were given."""
         return [g for g in self.gate_results if not g.passed]
 
     def verdict(self) -> Verdict:

@@ -63,6 +63,8 @@ def has_outcome_shares(task: str) -> bool:
 
 @dataclass(frozen=True)
 class HeadlineRow:
+    """One model x task (x variant) of the headline table, its suites' outcomes pooled."""
+
     model: str
     task: str
     variant: str  # a derived suite's variant (``swap-title``), reported apart; "" for originals
@@ -73,9 +75,11 @@ class HeadlineRow:
 
     @property
     def task_label(self) -> str:
+        """The task, with the variant in brackets so swapped rows never read as the original."""
         return f"{self.task} ({self.variant})" if self.variant else self.task
 
     def share(self, outcome: str) -> Stat:
+        """Among scored items only: errors count in ``errors``, never against the model."""
         return share(self.counts, outcome)
 
 
@@ -138,6 +142,7 @@ class Verdict:
         return "ok" if self.gates == "passed" else "neutral"
 
     def line(self) -> str:
+        """Gates, then problems, then notes, on one line that every report and log shares."""
         return "; ".join((self.text, *self.problems, *self.notes))
 
 
@@ -186,6 +191,7 @@ def verdict(
 
 
 def badness(record: Mapping[str, Any]) -> float:
+    """How far from the gold, by the first ``BADNESS`` metric the record has; 1 (worst) if none."""
     metrics = record.get("metrics") or {}
     for name in BADNESS:
         if name in metrics:
@@ -196,6 +202,8 @@ def badness(record: Mapping[str, Any]) -> float:
 
 @dataclass(frozen=True)
 class WorstGroup:
+    """One suite x task's wrong answers: counts over all models, and the few worst to show."""
+
     suite: str
     task: str
     wrong: Mapping[str, int]  # outcome -> count, over every model of the group
@@ -230,6 +238,7 @@ def worst_groups(records: Sequence[Mapping[str, Any]], per_group: int) -> list[W
 
 
 def item_metrics_text(record: Mapping[str, Any], limit: int = 4) -> str:
+    """The most telling few metrics of an item (``BADNESS`` order), so a row stays one line."""
     metrics = record.get("metrics") or {}
     shown = [k for k in BADNESS if k in metrics] or sorted(metrics)
     return ", ".join(f"{k}={float(metrics[k]):.3f}" for k in shown[:limit])
@@ -244,6 +253,7 @@ def where(record: Mapping[str, Any]) -> str:
 
 
 def wrong_counts_text(group: WorstGroup) -> str:
+    """Like "3 hallucinated, 1 partial of 20": worst first, out of every item of the group."""
     parts = [f"{group.wrong[o]} {o}" for o in SEVERITY if group.wrong.get(o)]
     return f"{', '.join(parts)} of {group.n}"
 
@@ -252,6 +262,7 @@ def wrong_counts_text(group: WorstGroup) -> str:
 
 
 def fmt_share(stat: Stat) -> str:
+    """A percentage with its CI; "-" when no item was scored, never "nan"."""
     if math.isnan(stat.value):
         return "-"
     return f"{100 * stat.value:.1f} [{100 * stat.lo:.1f}-{100 * stat.hi:.1f}]"

@@ -96,6 +96,8 @@ def _text(value: Any, limit: int = 600) -> _Raw:
 
 
 def render_html(data: ReportData, *, worst: int | None = None) -> str:
+    """The page, unscrubbed (``write_reports`` scrubs keys and paths); ``worst`` overrides
+    ``data.show``. A section appears only when the run has data for it."""
     from pytest_citebench.reports import headline as h
     from pytest_citebench.reports import usage as u
 

@@ -46,6 +46,7 @@ _MARK = {"ok": "✅", "bad": "❌", "neutral": "⚪"}
 
 
 def render_markdown(data: ReportData) -> str:
+    """The summary, unscrubbed (``write_reports`` scrubs keys and paths before writing it)."""
     from pytest_citebench.reports import headline as h
     from pytest_citebench.reports import usage as u
 

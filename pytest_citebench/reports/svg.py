@@ -26,6 +26,7 @@ _FONT = "font-family='system-ui, sans-serif'"
 
 
 def color(index: int) -> str:
+    """Series colour by position; past ten series the palette repeats."""
     return PALETTE[index % len(PALETTE)]
 
 

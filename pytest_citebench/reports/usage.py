@@ -18,6 +18,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class UsageRow:
+    """One model's usage; ``unpriced`` is kept so a cost total never passes for complete."""
+
     model: str
     items: int  # items with a usage record
     calls: int
@@ -82,6 +84,7 @@ def usage_rows(records: Sequence[Mapping[str, Any]]) -> list[UsageRow]:
 
 
 def fmt_cost(row: UsageRow) -> str:
+    """An unknown cost reads "n/a", never $0; a total missing some items reads "≥"."""
     if row.cost is None:
         return "n/a"
     text = f"${row.cost:.4f}"
@@ -89,6 +92,7 @@ def fmt_cost(row: UsageRow) -> str:
 
 
 def fmt_seconds(value: float) -> str:
+    """A dash for a model with no recorded latency, rather than "nan s"."""
     return "-" if math.isnan(value) else f"{value:.2f} s"
 
 
@@ -96,6 +100,7 @@ HEADER = ("model", "items", "calls", "tokens in", "tokens out", "cost (USD)", "p
 
 
 def cells(row: UsageRow) -> list[str]:
+    """One row in ``HEADER``'s order, shared by the terminal, Markdown and HTML tables."""
     return [
         row.model,
         str(row.items),

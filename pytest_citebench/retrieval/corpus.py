@@ -151,12 +151,14 @@ class Retriever(ABC):
         }
 
     def coverage(self, query: str, index: int, field: Field) -> float:
+        """Share of the query's distinct words in paper ``index``'s text; 0 for an empty query."""
         distinct = set(tokens(query))
         if not distinct:
             return 0.0
         return len(distinct & self._words[field][index]) / len(distinct)
 
     def search(self, query: str, *, k: int, field: Field = "full") -> list[Hit]:
+        """One query; prefer ``search_many`` when there are several."""
         return self.search_many([query], k=k, field=field)[0]
 
     @abstractmethod

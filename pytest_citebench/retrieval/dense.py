@@ -84,6 +84,7 @@ class DenseRetriever(Retriever):
         self._queries: OrderedDict[str, Any] = OrderedDict()
 
     def cache_file(self, field: Field) -> Path:
+        """Named by corpus hash and model key: an edited corpus or new weights never hit it."""
         name = f"dense-{self._corpus_hash[:16]}-{_model_key(self.model)}-{field}.npy"
         return self._cache_dir / name
 
@@ -134,6 +135,7 @@ class DenseRetriever(Retriever):
     def search_many(
         self, queries: Sequence[str], *, k: int, field: Field = "full"
     ) -> list[list[Hit]]:
+        """All queries embedded in one batch and scored in one matrix product."""
         import numpy as np
 
         _check(k, field)

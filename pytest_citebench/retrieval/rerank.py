@@ -193,6 +193,8 @@ class RerankRetriever(Retriever):
     def search_many(
         self, queries: Sequence[str], *, k: int, field: Field = "full"
     ) -> list[list[Hit]]:
+        """Every candidate of every query goes to the cross-encoder in one ``predict`` call; ties
+        keep the first stage's order."""
         _check(k, field)
         first = self.dense.search_many(queries, k=max(k, self.candidates), field=field)
         pairs = [

@@ -76,6 +76,7 @@ class RecordedResponseServer:
 
     @classmethod
     def from_dirs(cls, *dirs: str | os.PathLike[str]) -> RecordedResponseServer:
+        """Serve the same recording directories ``OfflineDirResolver`` reads, over real HTTP."""
         table: dict[tuple[str, str], list[RawResponse]] = {}
         for d in dirs:
             for rec in load_recordings(d):
@@ -101,6 +102,7 @@ class RecordedResponseServer:
 
     @property
     def root(self) -> str:
+        """Base URL of the running server (its port is picked by the OS at ``start``)."""
         if self._httpd is None:
             raise RuntimeError("server not started")
         host, port = self._httpd.server_address[:2]
@@ -118,6 +120,8 @@ class RecordedResponseServer:
         }
 
     def start(self) -> RecordedResponseServer:
+        """Serve on a free loopback port in a daemon thread; an unrecorded request gets a 501,
+        which the resolver reads as an error, never as "not found"."""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -163,6 +167,7 @@ class RecordedResponseServer:
         return self
 
     def stop(self) -> None:
+        """Idempotent; frees the port."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

@@ -37,6 +37,7 @@ class Request:
 
     @property
     def keep_alive(self) -> bool:
+        """HTTP/1.1 keeps the connection unless told to close; HTTP/1.0 only when asked to."""
         conn = self.headers.get("connection", "").lower()
         if self.version == "HTTP/1.0":
             return conn == "keep-alive"

@@ -100,6 +100,7 @@ class SourcePaper:
         return self.arxiv_id.replace("/", "_")
 
     def corpus_record(self) -> dict[str, str]:
+        """The paper as a ``corpus.jsonl`` line: what the baselines search and mixed checks."""
         record = {
             "id": self.arxiv_id,
             "title": self.title,

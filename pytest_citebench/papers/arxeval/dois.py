@@ -106,6 +106,7 @@ class OfflineSuiteResolver(BaseResolver):
         self.threshold = threshold
 
     def resolve(self, doi: str) -> DOIRecord:
+        """A recording that says only "unavailable" is no answer: the DOI falls to *not found*."""
         record = self.registry.resolve(doi)
         if record.exists is not None:
             return record

@@ -165,6 +165,7 @@ class Jumbled(Task):
         self.threshold = threshold
 
     def messages(self, item: Sample) -> list[Message]:
+        """The paper's prompt, one user turn with no system text; kept apart so tests can pin it."""
         return [Message("user", JUMBLED_PROMPT.render(title=item["jumbled_title"]))]
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
@@ -235,6 +236,7 @@ class Mixed(Task):
     }
 
     def messages(self, item: Sample) -> list[Message]:
+        """The paper's prompt, one user turn with no system text; kept apart so tests can pin it."""
         return [Message("user", MIXED_PROMPT.render(title=item["mixed_title"]))]
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
@@ -262,6 +264,7 @@ class Mixed(Task):
         return Attempt((ScoredStage(self.name, raw, answer or raw.strip(), False, details),))
 
     def expected(self, item: Sample) -> str:
+        """Both source papers with their DOIs, as the failure report shows the gold answer."""
         return " ; ".join(f"{item[f'title{i}']} (doi:{item[f'doi{i}']})" for i in (1, 2))
 
     def score(self, item: Sample, attempt: Attempt) -> ItemScore:

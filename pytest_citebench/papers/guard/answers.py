@@ -155,6 +155,7 @@ class GuardResult:
 
     @property
     def flagged(self) -> list[CitationRecord]:
+        """At or below ``tau``, or with no passage: the ones marked UNVERIFIED for a reviewer."""
         return [r for r in self.records if r.flagged]
 
     @property

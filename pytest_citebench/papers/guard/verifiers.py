@@ -128,6 +128,8 @@ class WindowedVerifier(ABC):
         return self.score_many([(claim, passage)])[0]
 
     def score_many(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """Every window of every pair in one batch; a pair's score is its best window's, and a
+        passage with no window scores 0. A NaN is raised, never taken as a score."""
         flat: list[tuple[str, str]] = []
         owner: list[int] = []
         for i, (claim, passage) in enumerate(pairs):

@@ -243,6 +243,7 @@ class Person:
 
     @property
     def display(self) -> str:
+        """The name as written: the readings are folded match keys, not fit to show a reader."""
         return self.text
 
 
