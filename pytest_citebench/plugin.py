@@ -30,7 +30,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     """Declared whether or not ``--citebench`` is given (pytest parses before any hook could
     check); each paper adds its own options to the same group."""
     group = parser.getgroup("citebench", "citation benchmarks (pytest-citebench)")
-    group.addoption(FLAG, action="store_true", help="run the citation suites as tests")
+    group.addoption(
+        FLAG,
+        action="store_true",
+        help="run the citation suites as tests (with --help: also each paper's own options)",
+    )
     group.addoption(
         "--citebench-model",
         action="append",
@@ -159,14 +163,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only shard I of N (1-based; items split by a hash of suite::task::item id); "
         "combine shard results with 'python -m pytest_citebench merge'",
     )
+
+
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Each paper's own options, added once ``--citebench`` is known to be on: loading the
+    papers costs ~0.25 s, which a pytest run without ``--citebench`` must not pay. The command
+    line is parsed again after this hook, so the options read like the core's."""
+    if not getattr(early_config.known_args_namespace, "citebench", False):
+        return
     from pytest_citebench import registry
     from pytest_citebench.errors import CitebenchError
 
-    # Each paper's own options (paper modules are light: no model, numpy or litellm import).
     try:
         papers = registry.papers()
     except CitebenchError as exc:
         raise pytest.UsageError(str(exc)) from None
+    group = parser.getgroup("citebench")
     for paper in papers:
         if paper.add_options is not None:
             paper.add_options(group)

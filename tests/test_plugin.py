@@ -28,6 +28,9 @@ def test_without_flag_no_items_and_nothing_heavy_imported(
         def test_probe():
             heavy = {"litellm", "torch", "numpy", "sentence_transformers", "vcr", "rank_bm25", "nltk"}
             assert not heavy & set(sys.modules), heavy & set(sys.modules)
+            # Nor any paper: their options are added only once --citebench is on (~0.25 s).
+            papers = [m for m in sys.modules if m.startswith("pytest_citebench.papers")]
+            assert not papers, papers
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
