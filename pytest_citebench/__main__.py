@@ -101,6 +101,26 @@ def _rescore(args: argparse.Namespace) -> int:
     return rescore_main(args.results, args.out, args.suites or ["suites"])
 
 
+def _new_paper(args: argparse.Namespace) -> int:
+    from pytest_citebench.scaffold import ScaffoldError
+    from pytest_citebench.scaffold_paper import scaffold_paper
+
+    try:
+        made = scaffold_paper(
+            Path(args.directory), name=args.name, task=args.task, title=args.title, force=args.force
+        )
+    except ScaffoldError as exc:
+        print(f"new-paper: {exc}", file=sys.stderr)
+        return 1
+    for path in made.files:
+        print(f"wrote {path}")
+    print(
+        f"next: pip install -e {made.directory}, then pytest {made.directory}/tests and "
+        f"pytest --citebench {made.directory}/suites (see its README.md)"
+    )
+    return 0
+
+
 def _new_suite(args: argparse.Namespace) -> int:
     from pytest_citebench.scaffold import ScaffoldError, scaffold
 
@@ -187,6 +207,16 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--suites", action="append", help="folder of the suites the file ran (default ./suites)"
     )
     p.set_defaults(func=_rescore)
+    p = sub.add_parser(
+        "new-paper",
+        help="scaffold a paper as its own package: entry point, a task, a suite and a test",
+    )
+    p.add_argument("directory", help="the package's folder, e.g. ../citebench-mypaper")
+    p.add_argument("--name", required=True, help="the Python package (and paper) name")
+    p.add_argument("--task", required=True, help="the first task's name")
+    p.add_argument("--title", help="the paper's citation line")
+    p.add_argument("--force", action="store_true", help="overwrite an existing pyproject.toml")
+    p.set_defaults(func=_new_paper)
     p = sub.add_parser("new-suite", help="scaffold a suite folder that validates")
     p.add_argument("directory", help="the new suite's folder, e.g. suites/mydomain")
     p.add_argument("--name", help="suite name (default: the folder's name)")

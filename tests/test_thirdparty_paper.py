@@ -126,3 +126,55 @@ def test_a_broken_third_party_entry_point_is_named(tmp_path: Path) -> None:
     assert out.returncode != 0
     assert "entry point 'bad' = 'no_such_module:PAPER'" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_new_paper_scaffolds_a_package_that_installs_registers_and_runs(tmp_path: Path) -> None:
+    # What CONTRIBUTING promises: `new-paper` writes a package that pip installs (offline, no
+    # build isolation), whose entry point registers the paper, whose own test passes, and whose
+    # suite runs on citebench/bm25 with the scaffolded task's scoring.
+    pkg = tmp_path / "citebench-claims"
+    new_paper = ["new-paper", str(pkg), "--name", "claims", "--task", "claim_source"]
+    made = subprocess.run(
+        [sys.executable, "-m", "pytest_citebench", *new_paper, "--title", "Claims: a test paper"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    site = tmp_path / "site"
+    offline = ["--no-deps", "--no-build-isolation", "--no-index"]
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", *offline, "--target", str(site), str(pkg)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    env = _env(False)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env["PYTHONPATH"]])
+    own_tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(pkg / "tests")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=pkg,
+    )
+    assert own_tests.returncode == 0, own_tests.stdout[-2000:]
+    results = tmp_path / "results.jsonl"
+    args = ["-q", "-p", "no:cacheprovider", "--citebench-results", str(results)]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--citebench", str(pkg / "suites"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=pkg,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
+    (item,) = [r for r in map(json.loads, results.read_text().splitlines()) if r["type"] == "item"]
+    assert (item["task"], item["outcome"], item["metrics"]) == (
+        "claim_source",
+        "correct",
+        {"exact": 1.0},
+    )
