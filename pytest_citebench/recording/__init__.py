@@ -25,9 +25,6 @@ from pytest_citebench.recording.cassettes import (
     recorded_versions,
 )
 from pytest_citebench.recording.current import (
-    _CURRENT as _CURRENT,
-)
-from pytest_citebench.recording.current import (
     ItemCassette,
     current_item,
     forget_since,

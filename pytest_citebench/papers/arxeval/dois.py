@@ -199,7 +199,7 @@ def _replaying() -> bool:
     rate limiting would only slow the replay down."""
     from pytest_citebench import recording
 
-    current = recording._CURRENT.get()  # no public accessor for the item's cassette yet
+    current = recording.current_item()
     mode = getattr(getattr(current, "cassette", None), "record_mode", None)
     return str(getattr(mode, "value", mode)) == "none"
 
