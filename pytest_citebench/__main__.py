@@ -39,8 +39,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from pytest_citebench.gates import GateError
-    from pytest_citebench.merge import run
+    from pytest_citebench.results.gates import GateError
+    from pytest_citebench.results.merge import run
     from pytest_citebench.suites import SuiteError
 
     try:
@@ -63,7 +63,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _baseline_promote(args: argparse.Namespace) -> int:
-    from pytest_citebench.compare import promote
+    from pytest_citebench.results.compare import promote
 
     try:
         print(promote(Path(args.results), Path(args.to), allow_errors=args.allow_errors))
@@ -74,7 +74,7 @@ def _baseline_promote(args: argparse.Namespace) -> int:
 
 
 def _baseline_compare(args: argparse.Namespace) -> int:
-    from pytest_citebench.compare import compare_files, comparison_lines
+    from pytest_citebench.results.compare import compare_files, comparison_lines
 
     try:
         comparison = compare_files(
@@ -96,7 +96,7 @@ def _baseline_compare(args: argparse.Namespace) -> int:
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    from pytest_citebench.rescore import main as rescore_main
+    from pytest_citebench.results.rescore import main as rescore_main
 
     return rescore_main(args.results, args.out, args.suites or ["suites"])
 

@@ -72,7 +72,7 @@ class Options:
     rag: list[str] = field(default_factory=list)
     rag_k: int | None = None
     pyproject_gates: list[str] = field(default_factory=list)
-    # Reports, baseline regression and sharding (reports/, compare.py, sharding.py).
+    # Reports, baseline regression and sharding (reports/, results/compare.py, sharding.py).
     html: Path | None = None
     markdown: Path | None = None
     baseline: Path | None = None

@@ -197,7 +197,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
     from pytest_citebench import registry
-    from pytest_citebench.gates import GateError
+    from pytest_citebench.results.gates import GateError
     from pytest_citebench.session import SESSION_KEY, CitebenchSession
 
     for task in registry.names():
@@ -419,7 +419,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 terminalreporter.write_line(line)
         return
     from pytest_citebench.diagnostics import latency_warnings, miss_report
-    from pytest_citebench.summary import write_summary
+    from pytest_citebench.reports.summary import write_summary
 
     write_summary(terminalreporter, cb)
     for line in latency_warnings(cb.models, cb.records):

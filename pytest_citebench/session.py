@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citebench.gates import Gate, GateResult, parse_gate
 from pytest_citebench.models import Model, RetryPolicy, SamplingParams
 from pytest_citebench.options import Options
+from pytest_citebench.results.gates import Gate, GateResult, parse_gate
 from pytest_citebench.runner import Engine, ItemResult, Job, run_item
 from pytest_citebench.workers import share, worker_slot, xdist_queue, xdist_workers
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Aggregate, Derived, Sample, Task, Variant
-    from pytest_citebench.compare import Comparison
     from pytest_citebench.recording import Recorder
-    from pytest_citebench.report import ResultsWriter
+    from pytest_citebench.results.compare import Comparison
+    from pytest_citebench.results.files import ResultsWriter
     from pytest_citebench.suites import Manifest, Suite
 
 SESSION_KEY = pytest.StashKey["CitebenchSession"]()
@@ -107,7 +107,7 @@ class CitebenchSession:
         The manifests' gates are added here and not only as suites are collected because under
         xdist the controller collects nothing: its gates would silently be the CLI's alone.
         """
-        from pytest_citebench.gates import GateError, check_known
+        from pytest_citebench.results.gates import GateError, check_known
         from pytest_citebench.suites import SuiteError, discover, load_manifest
 
         config = self.config
@@ -285,7 +285,7 @@ class CitebenchSession:
                 field="name",
             )
         self.suites[suite.name] = suite
-        from pytest_citebench.gates import GateError
+        from pytest_citebench.results.gates import GateError
 
         for spec in suite.manifest.gates:
             try:
@@ -407,7 +407,7 @@ class CitebenchSession:
             return {}
         if not path.is_file():
             raise pytest.UsageError(f"--citebench-resume {path}: no such results file")
-        from pytest_citebench.report import read_results
+        from pytest_citebench.results.files import read_results
 
         try:
             items, _ = read_results(path)
@@ -440,20 +440,20 @@ class CitebenchSession:
             self.error_count += 1
         if self.options.results is not None:
             if self._writer is None:
-                from pytest_citebench.report import ResultsWriter
+                from pytest_citebench.results.files import ResultsWriter
 
                 self._writer = ResultsWriter(self.options.results)
             self._writer.write(record)
 
     def finish(self) -> int:
         """Aggregate, check gates, append aggregates to the results file; returns failed gates."""
-        from pytest_citebench.gates import evaluate
-        from pytest_citebench.report import aggregate
+        from pytest_citebench.results.aggregate import aggregate
+        from pytest_citebench.results.gates import evaluate
 
         self.aggregates = aggregate(self.records)
         self.gate_results, self.unmatched_gates = evaluate(self.gates, self.aggregates)
         if self._writer is None and self.options.results is not None:
-            from pytest_citebench.report import ResultsWriter
+            from pytest_citebench.results.files import ResultsWriter
 
             self._writer = ResultsWriter(self.options.results)
         if self._writer is not None:
@@ -486,7 +486,7 @@ class CitebenchSession:
                 counts[record["model"]] = counts.get(record["model"], 0) + 1
         return counts
 
-    # -- controller: baseline regression and reports (compare.py, reports/) -------------------
+    # -- controller: baseline regression and reports (results/compare.py, reports/) -----------
     def _load_baseline(self) -> list[dict[str, Any]]:
         """Read the baseline at start-up, so a wrong path fails before any model is called."""
         path = self.options.baseline
@@ -499,7 +499,7 @@ class CitebenchSession:
                 f"--citebench-baseline {path}: no such results file "
                 "(make one with: python -m pytest_citebench baseline promote RESULTS)"
             )
-        from pytest_citebench.report import read_results
+        from pytest_citebench.results.files import read_results
 
         try:
             items, _ = read_results(path)
@@ -537,7 +537,7 @@ class CitebenchSession:
         """After ``finish``: compare with the baseline, write the HTML / Markdown reports;
         returns the number of metrics that regressed (they fail the run like failed gates)."""
         if self.options.baseline is not None:
-            from pytest_citebench.compare import compare
+            from pytest_citebench.results.compare import compare
 
             self.comparison = compare(
                 self.records,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.compare import compare
 from pytest_citebench.metrics.stats import mcnemar_exact
+from pytest_citebench.results.compare import compare
 
 try:  # at import: numpy.fft (which scipy.stats loads) refuses to load twice in one process, and
     # pytester's in-process runs drop modules first imported during a run.

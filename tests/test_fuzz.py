@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 
 from pytest_citebench.api import Message
 from pytest_citebench.errors import CitebenchError
-from pytest_citebench.gates import Gate, GateError, parse_gate
 from pytest_citebench.models import Model, RetryPolicy
 from pytest_citebench.recording import Recorder
-from pytest_citebench.report import known_metrics
+from pytest_citebench.results.aggregate import known_metrics
+from pytest_citebench.results.gates import Gate, GateError, parse_gate
 from pytest_citebench.suites import SuiteError, load_manifest, load_suite
 from pytest_citebench.testing.stubserver import StubServer
 

@@ -5,8 +5,8 @@ import math
 import pytest
 
 from pytest_citebench.api import Aggregate, Stat
-from pytest_citebench.gates import GateError, evaluate, parse_gate
-from pytest_citebench.report import aggregate
+from pytest_citebench.results.aggregate import aggregate
+from pytest_citebench.results.gates import GateError, evaluate, parse_gate
 
 
 def test_parse_forms() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_citebench import jsonl, registry
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.report import read_results
+from pytest_citebench.results.files import read_results
 
 ODD = "line\u2028separator\u0085next\x0cfeed\u2029para"
 
@@ -564,7 +564,7 @@ def _flipped(flips: int, n: int = 12) -> tuple[list[dict[str, Any]], list[dict[s
 def test_holm_correction_is_the_default_and_reported_next_to_raw_p(
     tmp_path: Path, capsys: Any
 ) -> None:
-    from pytest_citebench.compare import compare
+    from pytest_citebench.results.compare import compare
 
     new, base = _flipped(6)  # 6 of 12 items flipped: each of 4 tests has raw p = 2/64
     raw = compare(new, base, correction="none")

@@ -13,16 +13,17 @@ from typing import Any
 import pytest
 
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.compare import compare
-from pytest_citebench.gates import evaluate, parse_gate
-from pytest_citebench.report import aggregate, render_table
 from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.headline import headline_rows, verdict, worst_groups
 from pytest_citebench.reports.html import render_html
 from pytest_citebench.reports.markdown import render_markdown
 from pytest_citebench.reports.output import strip_paths, write_reports
+from pytest_citebench.reports.summary import write_summary
+from pytest_citebench.reports.terminal import render_table
 from pytest_citebench.reports.usage import HEADER, usage_lines, usage_rows
-from pytest_citebench.summary import write_summary
+from pytest_citebench.results.aggregate import aggregate
+from pytest_citebench.results.compare import compare
+from pytest_citebench.results.gates import evaluate, parse_gate
 
 
 def rec(item: str, outcome: str, suite: str = "dom/a", **kw: Any) -> dict[str, Any]:

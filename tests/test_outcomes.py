@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pytest_citebench.api import Attempt, ItemScore, Sample
 from pytest_citebench.papers.reasons.authors import parse_authors, person, same_person
 from pytest_citebench.papers.reasons.tasks import TASKS, Direct, Indirect
-from pytest_citebench.report import aggregate
+from pytest_citebench.results.aggregate import aggregate
 
 DIRECT, INDIRECT = Direct(), Indirect()
 SID = next(t for t in TASKS if t.name == "sid")
@@ -457,7 +457,7 @@ def test_partial_and_unanswered_are_shares_and_unanswered_is_out_of_the_means() 
 
 
 def test_gate_names_include_partial_and_unanswered() -> None:
-    from pytest_citebench.report import known_metrics
+    from pytest_citebench.results.aggregate import known_metrics
 
     assert {"partial", "unanswered", "hallucinated", "accuracy", "pp"} <= set(known_metrics())
 

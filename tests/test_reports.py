@@ -21,13 +21,13 @@ import pytest
 
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.api import Aggregate, Stat
-from pytest_citebench.compare import compare
-from pytest_citebench.gates import evaluate, parse_gate
-from pytest_citebench.report import aggregate
 from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.html import render_html
 from pytest_citebench.reports.markdown import render_markdown
 from pytest_citebench.reports.output import write_reports
+from pytest_citebench.results.aggregate import aggregate
+from pytest_citebench.results.compare import compare
+from pytest_citebench.results.gates import evaluate, parse_gate
 
 CHROMIUM_FLAGS = (
     "--headless",

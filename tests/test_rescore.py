@@ -17,7 +17,7 @@ from conftest import REPO
 from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.api import SCORER_VERSION
-from pytest_citebench.compare import compare
+from pytest_citebench.results.compare import compare
 from pytest_citebench.runner import ItemResult
 
 # Every task module loaded before pytester's in-process runs, which drop modules first imported
@@ -186,7 +186,7 @@ def _old_record(suite_name: str, item_id: str, task_name: str, raw: str) -> dict
 
 
 def test_rescore_record_for_mixed_and_guard(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_citebench.rescore import _suites, rescore_record
+    from pytest_citebench.results.rescore import _suites, rescore_record
 
     monkeypatch.delenv("CITEBENCH_DOI", raising=False)
     suites = _suites([REPO / "suites" / "arxeval" / "mixed-reasons", REPO / "suites" / "guard"])

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.results_io import dedupe
+from pytest_citebench.results.files import dedupe
 from pytest_citebench.sharding import ShardError, item_key, parse_shard, shard_of, split
 
 REPO = Path(__file__).resolve().parent.parent

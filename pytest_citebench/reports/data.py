@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_citebench.api import Aggregate, Stat
-from pytest_citebench.report import table_metrics
 from pytest_citebench.reports.format import is_raw
+from pytest_citebench.reports.terminal import table_metrics
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Section
-    from pytest_citebench.compare import Comparison
-    from pytest_citebench.gates import Gate, GateResult
     from pytest_citebench.reports.headline import Verdict
+    from pytest_citebench.results.compare import Comparison
+    from pytest_citebench.results.gates import Gate, GateResult
 
 # Metrics never charted: counts, not rates.
 _NOT_CHARTED = {"errors", "n"}

@@ -9,17 +9,29 @@ from __future__ import annotations
 import math
 
 from pytest_citebench.api import Stat
-from pytest_citebench.report import _HEADERS, _is_raw
+
+# Column headers of the metrics every report shows (others show their own name).
+LABELS = {
+    "accuracy": "acc %",
+    "pp": "PP %",
+    "hallucinated": "halluc %",
+    "unanswered": "unans %",
+    "partial": "partial %",
+    "hr_paper": "HR paper %",
+    "hr_code": "HR code %",
+    "f1": "F1 %",
+    "bleu": "BLEU %",
+}
 
 
 def label(metric: str) -> str:
     """The column header for a metric (``hr_paper`` -> ``HR paper %``)."""
-    return _HEADERS.get(metric, metric)
+    return LABELS.get(metric, metric)
 
 
 def is_raw(metric: str) -> bool:
-    """Metrics not on a 0-1 scale (kappa, tau, counts) are shown as they are, not as %."""
-    return _is_raw(metric)
+    """Metrics not on a 0-1 scale are printed as they are, not as percentages."""
+    return metric in {"kappa", "ac1", "tau"} or metric.endswith(("_count", "_mean_n"))
 
 
 def fmt(stat: Stat | None, metric: str, *, ci: bool = True) -> str:
@@ -35,4 +47,4 @@ def fmt(stat: Stat | None, metric: str, *, ci: bool = True) -> str:
     return text
 
 
-__all__ = ["fmt", "is_raw", "label"]
+__all__ = ["LABELS", "fmt", "is_raw", "label"]

@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_citebench.report import share
+from pytest_citebench.results.aggregate import share
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Aggregate, Stat, Task
-    from pytest_citebench.compare import Comparison
-    from pytest_citebench.gates import Gate, GateResult
+    from pytest_citebench.results.compare import Comparison
+    from pytest_citebench.results.gates import Gate, GateResult
 
 # The outcome shares of the headline, in the order a reader wants them: good, worst, then the
 # ways of saying nothing wrong without being right.

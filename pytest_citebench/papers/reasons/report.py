@@ -43,7 +43,7 @@ def adversarial_rows(records: Sequence[Mapping[str, Any]]) -> list[AdversarialRo
     Compared only on the items both sides ran, so a swap skipped for lack of a similar enough
     value never counts against (or for) the original.
     """
-    from pytest_citebench.report import _aggregate_group
+    from pytest_citebench.results.aggregate import aggregate_group
 
     groups: dict[tuple[str, str, str], dict[str, Mapping[str, Any]]] = defaultdict(dict)
     for r in records:
@@ -57,8 +57,8 @@ def adversarial_rows(records: Sequence[Mapping[str, Any]]) -> list[AdversarialRo
         shared = sorted(set(swapped) & set(original))
         if not shared:
             continue
-        before = _aggregate_group(model, original_suite, task, [original[i] for i in shared])
-        after = _aggregate_group(model, suite, task, [swapped[i] for i in shared])
+        before = aggregate_group(model, original_suite, task, [original[i] for i in shared])
+        after = aggregate_group(model, suite, task, [swapped[i] for i in shared])
         rows.append(AdversarialRow(model, suite, original_suite, task, len(shared), before, after))
     return rows
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pytest_citebench import registry
 from pytest_citebench.api import Aggregate, Stat
-from pytest_citebench.report import known_metrics
+from pytest_citebench.results.aggregate import known_metrics
 
 _GATE = re.compile(
     r"^\s*(?P<suite>[^:\s]+):(?P<task>[^:\s]+):(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*"

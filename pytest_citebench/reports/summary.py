@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_citebench import registry
-from pytest_citebench.report import TABLE_WIDTH, render_table
 from pytest_citebench.reports.escape import terminal
 from pytest_citebench.reports.headline import (
     Verdict,
@@ -18,6 +17,7 @@ from pytest_citebench.reports.headline import (
     worst_groups,
     wrong_counts_text,
 )
+from pytest_citebench.reports.terminal import TABLE_WIDTH, render_table
 from pytest_citebench.reports.usage import usage_lines
 
 
@@ -31,7 +31,7 @@ def write_summary(tr: Any, cb: Any) -> None:
     if not cb.aggregates and cb.records:
         # An interrupted run (Ctrl-C, --citebench-max-errors) never reached finish(): show what
         # finished, without writing partial aggregates to the results file.
-        from pytest_citebench.report import aggregate
+        from pytest_citebench.results.aggregate import aggregate
 
         cb.aggregates = aggregate(cb.records)
         tr.write_line("(interrupted: aggregates of the items that finished)")
@@ -161,7 +161,7 @@ def write_baseline_section(tr: Any, cb: Any) -> None:
     comparison = getattr(cb, "comparison", None)
     if comparison is None:
         return
-    from pytest_citebench.compare import comparison_lines
+    from pytest_citebench.results.compare import comparison_lines
 
     tr.write_sep(
         "-",

@@ -1,9 +1,10 @@
-"""Results files as ``merge`` and ``compare.promote`` both handle them: an item's identity,
-deduplication, the atomic write, and the shard record a ``--citebench-shard`` run leaves.
+"""The results file: written one flushed line per finished item during a run, read back by
+resume, merge, compare and rescore; an item's identity, deduplication, the atomic rewrite, and
+the shard record a ``--citebench-shard`` run leaves.
 
-``merge`` (many shard files into one) and ``compare.promote`` (a run into the baseline) both
-write results files the same way; keeping that here lets each import it without importing the
-other, so the comparison code and the merge command stay independent.
+One module for every reader and writer, so ``merge`` (many shard files into one) and
+``compare.promote`` (a run into the baseline) handle files the same way without importing each
+other.
 """
 
 from __future__ import annotations
@@ -75,3 +76,40 @@ def read_shard(path: Path) -> dict[str, Any] | None:
         if record.get("type") == "shard":
             found = record
     return found
+
+
+class ResultsWriter:
+    """Appends one JSON line per finished item and flushes it, so an interrupted run keeps every
+    item that finished; aggregates are appended at the end."""
+
+    def __init__(self, path: Path) -> None:
+        from pytest_citebench.jsonl import Appender
+
+        self.path = path
+        self._appender = Appender(path)
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """One line, flushed before returning."""
+        self._appender.write(record)
+
+    def close(self) -> None:
+        """Idempotent; a record written after it is dropped."""
+        self._appender.close()
+
+
+def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(items, aggregates) from a results file; a torn last line (killed mid-write) is ignored.
+
+    Raises ``ValueError`` naming ``file:line`` for any other bad line."""
+    from pytest_citebench import jsonl
+
+    items: list[dict[str, Any]] = []
+    aggregates: list[dict[str, Any]] = []
+    for _, record in jsonl.iter_objects(path, torn_tail_ok=True):
+        kind = record.get("type", "item")
+        if kind == "item":
+            items.append(record)
+        elif kind == "aggregate":
+            aggregates.append(record)
+        # other records (a shard's "shard" line) are for read_shard
+    return items, aggregates

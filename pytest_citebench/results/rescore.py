@@ -120,8 +120,8 @@ def rescore_record(
 def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[Path, RescoreStats]:
     """Rescore every item record of ``path``; write items and fresh aggregates to ``out``
     (default: ``path`` itself, replaced atomically)."""
-    from pytest_citebench.report import aggregate, read_results
-    from pytest_citebench.results_io import write_results
+    from pytest_citebench.results.aggregate import aggregate
+    from pytest_citebench.results.files import read_results, write_results
 
     items, _ = read_results(path)
     known = _suites(suites)

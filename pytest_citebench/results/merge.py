@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.gates import Gate
-from pytest_citebench.results_io import ItemKey, dedupe, read_shard, record_key, write_results
+from pytest_citebench.results.files import ItemKey, dedupe, read_shard, record_key, write_results
+from pytest_citebench.results.gates import Gate
 
 __all__ = [
     "ItemKey",
@@ -46,7 +46,7 @@ class Merged:
 def merge_files(paths: Sequence[Path]) -> Merged:
     """Shards' item records as one deduplicated set; their own aggregates describe only their share
     and are dropped."""
-    from pytest_citebench.report import read_results
+    from pytest_citebench.results.files import read_results
 
     items: list[dict[str, Any]] = []
     per_file: dict[Path, set[ItemKey]] = {}
@@ -105,7 +105,7 @@ def collect_gates(
 ) -> list[Gate]:
     """Gates from the command line, from the manifests under ``suites`` and from a pyproject's
     ``[tool.citebench] gates``: the same three sources a pytest run reads."""
-    from pytest_citebench.gates import parse_gate
+    from pytest_citebench.results.gates import parse_gate
     from pytest_citebench.suites import discover, load_manifest
 
     gates = [parse_gate(spec, source="--gate") for spec in specs]
@@ -142,10 +142,12 @@ def run(
 ) -> int:
     """The merge command; returns the exit status (1 on errors, failed gates, regressions, or
     shards missing or incomplete unless ``allow_partial``)."""
-    from pytest_citebench.gates import evaluate
-    from pytest_citebench.report import aggregate, read_results, render_table
     from pytest_citebench.reports.data import ReportData
     from pytest_citebench.reports.output import write_reports
+    from pytest_citebench.reports.terminal import render_table
+    from pytest_citebench.results.aggregate import aggregate
+    from pytest_citebench.results.files import read_results
+    from pytest_citebench.results.gates import evaluate
 
     merged = merge_files(paths)
     if merged.problems and not allow_partial:
@@ -163,7 +165,7 @@ def run(
     gate_results, unmatched = evaluate(gate_list, aggregates)
     comparison = None
     if baseline is not None:
-        from pytest_citebench.compare import compare
+        from pytest_citebench.results.compare import compare
 
         base_items, _ = read_results(baseline)
         comparison = compare(
@@ -207,7 +209,7 @@ def run(
         echo(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it")
     regressions = 0
     if comparison is not None:
-        from pytest_citebench.compare import comparison_lines
+        from pytest_citebench.results.compare import comparison_lines
 
         for line in comparison_lines(comparison):
             echo(line)

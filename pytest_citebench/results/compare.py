@@ -390,7 +390,7 @@ def compare_files(
     new: Path, base: Path, *, tolerance: float = 0.0, correction: str = DEFAULT_CORRECTION
 ) -> Comparison:
     """``compare`` on two results files, their aggregates ignored (recomputed from the items)."""
-    from pytest_citebench.report import read_results
+    from pytest_citebench.results.files import read_results
 
     new_items, _ = read_results(new)
     base_items, _ = read_results(base)
@@ -437,8 +437,8 @@ def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
     A run with errors is refused unless ``allow_errors``: its errored items would silently drop
     out of every later comparison, which is exactly the kind of gap a baseline must not hide.
     """
-    from pytest_citebench.report import aggregate, read_results
-    from pytest_citebench.results_io import dedupe, write_results
+    from pytest_citebench.results.aggregate import aggregate
+    from pytest_citebench.results.files import dedupe, read_results, write_results
 
     items, _ = read_results(source)
     records, _, conflicts = dedupe(items)
