@@ -51,6 +51,8 @@ def known_metrics() -> dict[str, str]:
 
 
 def task_of(name: str) -> Task:
+    """The registered task, or a bare ``Task`` (defaults) for one no installed paper provides,
+    so a results file from elsewhere still aggregates."""
     from pytest_citebench import registry
 
     return registry.find(name)
@@ -59,6 +61,8 @@ def task_of(name: str) -> Task:
 def aggregate_group(
     model: str, suite: str, task: str, records: list[Mapping[str, Any]], stage: str | None = None
 ) -> Aggregate:
+    """One group's aggregate; also how REASONS Table 3 compares a swapped suite with its
+    original on the items both share."""
     records = sorted(records, key=lambda r: r["item_id"])
     task_obj = task_of(task)
     counts = Counter(r["outcome"] for r in records)
