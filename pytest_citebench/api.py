@@ -373,6 +373,23 @@ class Variant:
     derive: Callable[[Sequence[Sample], Path], Sequence[Derived]]
 
 
+def lazy(target: str) -> Callable[..., Any]:
+    """``"package.module:function"`` as a callable that imports its module on first call.
+
+    For a paper's commands and report sections: their modules (builders, trainers, numpy) stay
+    out of the import that registering the paper costs every ``--citebench`` run.
+    """
+    module, _, attr = target.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = f"lazy({target})"
+    return call
+
+
 @dataclass(frozen=True)
 class Command:
     """A ``python -m pytest_citebench <name>`` subcommand: ``main(argv) -> exit code``."""

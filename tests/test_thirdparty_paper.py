@@ -178,3 +178,25 @@ def test_new_paper_scaffolds_a_package_that_installs_registers_and_runs(tmp_path
         "correct",
         {"exact": 1.0},
     )
+
+
+def test_paper_commands_and_sections_load_their_modules_only_when_called() -> None:
+    # api.lazy keeps builders, importers and trainers out of the import that registering a paper
+    # costs every --citebench run; calling one imports it then.
+    code = (
+        "import sys\n"
+        "from pytest_citebench import registry\n"
+        "papers = registry.papers()\n"
+        "lazy_modules = ['pytest_citebench.papers.reasons.importer',\n"
+        "    'pytest_citebench.papers.reasons.training', 'pytest_citebench.papers.arxeval.builder',\n"
+        "    'pytest_citebench.papers.arxeval.report', 'pytest_citebench.papers.guard.builder',\n"
+        "    'pytest_citebench.papers.guard.scifact']\n"
+        "print(sorted(m for m in lazy_modules if m in sys.modules))\n"
+        "arxeval = next(p for p in papers if p.name == 'arxeval')\n"
+        "print(arxeval.sections([], []), 'pytest_citebench.papers.arxeval.report' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=_env(False), capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[]", "[] True"]

@@ -7,36 +7,21 @@ report section and the suite builder load only when they are used.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from pytest_citebench.api import Aggregate, Command, Paper, Records, Section
+from pytest_citebench.api import Command, Paper, lazy
 from pytest_citebench.papers.arxeval.options import add_options, configure
 from pytest_citebench.papers.arxeval.tasks import PAPER as TITLE
 from pytest_citebench.papers.arxeval.tasks import TASKS
-
-
-def _sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]:
-    from pytest_citebench.papers.arxeval.report import sections
-
-    return sections(aggregates, records)
-
-
-def _build(argv: list[str]) -> int:
-    from pytest_citebench.papers.arxeval.builder import main
-
-    return main(argv)
-
 
 PAPER = Paper(
     name="arxeval",
     title=TITLE,
     tasks=TASKS,
-    sections=_sections,
+    sections=lazy("pytest_citebench.papers.arxeval.report:sections"),
     commands=(
         Command(
             "build-arxeval",
             "build an ArxEval suite (jumbled/mixed titles) from arXiv JSON lines",
-            _build,
+            lazy("pytest_citebench.papers.arxeval.builder:main"),
         ),
     ),
     add_options=add_options,

@@ -8,7 +8,7 @@ the verifiers' models only when first used.
 
 from __future__ import annotations
 
-from pytest_citebench.api import Command, Paper
+from pytest_citebench.api import Command, Paper, lazy
 
 # The model-backed verifiers register their names ("embedding", "nli", "cross-encoder",
 # "llm-judge") when their modules are imported; importing them here makes every built-in name
@@ -21,21 +21,6 @@ from pytest_citebench.papers.guard.settings import environment_problems
 from pytest_citebench.papers.guard.tasks import PAPER as TITLE
 from pytest_citebench.papers.guard.tasks import TASKS
 
-
-def _build_calibration(argv: list[str]) -> int:
-    """``build-calibration``: the builder is imported only when the command runs."""
-    from pytest_citebench.papers.guard.builder import calibration_main
-
-    return calibration_main(argv)
-
-
-def _build_guard_suites(argv: list[str]) -> int:
-    """``build-guard-suites``: the builder is imported only when the command runs."""
-    from pytest_citebench.papers.guard.scifact import scifact_main
-
-    return scifact_main(argv)
-
-
 PAPER = Paper(
     name="guard",
     title=TITLE,
@@ -45,12 +30,12 @@ PAPER = Paper(
         Command(
             "build-calibration",
             "a 'calibrate' suite from your own calibration scores",
-            _build_calibration,
+            lazy("pytest_citebench.papers.guard.builder:calibration_main"),
         ),
         Command(
             "build-guard-suites",
             "rebuild suites/guard from SciFact + the QASA scores",
-            _build_guard_suites,
+            lazy("pytest_citebench.papers.guard.scifact:scifact_main"),
         ),
     ),
     environment_problems=environment_problems,

@@ -179,13 +179,13 @@ class _TransformerPairVerifier(WindowedVerifier):
         self,
         *,
         model: str,
-        window: int | None,
-        stride: int | None,
-        batch_size: int,
-        device: str | None,
-        allow_download: bool,
-        entailment_label: int | None,
-        max_length: int,
+        window: int | None = 200,
+        stride: int | None = None,
+        batch_size: int = 16,
+        device: str | None = None,
+        allow_download: bool = False,
+        entailment_label: int | None = None,
+        max_length: int = 512,
     ) -> None:
         super().__init__(window=window, stride=stride)
         self.model_id = model
@@ -195,6 +195,7 @@ class _TransformerPairVerifier(WindowedVerifier):
         self.entailment_label = entailment_label
         self.max_length = max_length
         self._tokenizer: Any = None
+        self._model: Any = None
 
     @abstractmethod
     def _load(self) -> Any: ...
@@ -219,30 +220,6 @@ class NLIVerifier(_TransformerPairVerifier):
     """
 
     name = "nli"
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        window: int | None = 200,
-        stride: int | None = None,
-        batch_size: int = 16,
-        device: str | None = None,
-        allow_download: bool = False,
-        entailment_label: int | None = None,
-        max_length: int = 512,
-    ) -> None:
-        super().__init__(
-            model=model,
-            window=window,
-            stride=stride,
-            batch_size=batch_size,
-            device=device,
-            allow_download=allow_download,
-            entailment_label=entailment_label,
-            max_length=max_length,
-        )
-        self._model: Any = None
 
     def _load(self) -> Any:
         if self._model is None:
@@ -288,30 +265,6 @@ class CrossEncoderVerifier(_TransformerPairVerifier):
     sigmoid score, multi-label (NLI) heads give P(entailment)."""
 
     name = "cross-encoder"
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        window: int | None = 200,
-        stride: int | None = None,
-        batch_size: int = 16,
-        device: str | None = None,
-        allow_download: bool = False,
-        entailment_label: int | None = None,
-        max_length: int = 512,
-    ) -> None:
-        super().__init__(
-            model=model,
-            window=window,
-            stride=stride,
-            batch_size=batch_size,
-            device=device,
-            allow_download=allow_download,
-            entailment_label=entailment_label,
-            max_length=max_length,
-        )
-        self._model: Any = None
 
     def _load(self) -> Any:
         if self._model is None:

@@ -154,7 +154,6 @@ class Verify(Task):
     outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"claim": str, "passage": str, "label": str}
-    metrics: Mapping[str, str] = {}
     set_metric_docs: Mapping[str, str] = {
         "recall_supported": "verify: share of gold-supported citations the verifier calls "
         "supported (score > threshold), bootstrap 95% CI",
@@ -210,7 +209,6 @@ class Calibrate(Task):
     outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"label": str}
-    metrics: Mapping[str, str] = {}
     set_metric_docs: Mapping[str, str] = {
         "catch_rate": "calibrate: split-conformal rule at alpha (CITEBENCH_GUARD_ALPHA, 0.10): "
         "mean share of held-out unsupported items flagged over repeated seeded splits "
@@ -280,7 +278,6 @@ class Reattribute(Task):
     outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"claim": str, "passages": list, "gold": int}
-    metrics: Mapping[str, str] = {}
     set_metric_docs: Mapping[str, str] = {
         "recall_at_1": "reattribute: share of claims whose gold passage is ranked first (Wilson)",
         "recall_at_5": "reattribute: share of claims whose gold passage is in the top 5 (Wilson)",
@@ -350,7 +347,6 @@ class Guard(Task):
         "passages": list,
         "tau": (int, float),
     }
-    metrics: Mapping[str, str] = {}
     set_metric_docs: Mapping[str, str] = {
         "unsupported_rate": "guard: flagged citations / all citations (answers with citations; "
         "item bootstrap 95% CI); relative to the named verifier and tau",

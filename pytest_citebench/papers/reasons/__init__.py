@@ -8,24 +8,11 @@ light; the importer, the swaps' similarity search and training load only when us
 
 from __future__ import annotations
 
-from pytest_citebench.api import Command, Paper
+from pytest_citebench.api import Command, Paper, lazy
 from pytest_citebench.papers.reasons.report import sections
 from pytest_citebench.papers.reasons.tasks import PAPER as TITLE
 from pytest_citebench.papers.reasons.tasks import TASKS
 from pytest_citebench.papers.reasons.variants import VARIANTS, add_options, configure
-
-
-def _import_reasons(argv: list[str]) -> int:
-    from pytest_citebench.papers.reasons.importer import main
-
-    return main(argv)
-
-
-def _train_reranker(argv: list[str]) -> int:
-    from pytest_citebench.papers.reasons.training import main
-
-    return main(argv)
-
 
 PAPER = Paper(
     name="reasons",
@@ -34,12 +21,14 @@ PAPER = Paper(
     sections=sections,
     commands=(
         Command(
-            "import-reasons", "build suites/reasons/* from REASONS <Domain>.json", _import_reasons
+            "import-reasons",
+            "build suites/reasons/* from REASONS <Domain>.json",
+            lazy("pytest_citebench.papers.reasons.importer:main"),
         ),
         Command(
             "train-reranker",
             "fine-tune the cross-encoder for citebench/rerank (LCL loss)",
-            _train_reranker,
+            lazy("pytest_citebench.papers.reasons.training:main"),
         ),
     ),
     add_options=add_options,
