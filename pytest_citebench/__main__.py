@@ -237,6 +237,17 @@ def main(argv: list[str] | None = None) -> int:
         from pytest_citebench.doi.cli import main as doi_main
 
         return doi_main(argv[1:])
+    if argv[:1] == ["cassettes"]:
+        from pytest_citebench.recording.convert import main as convert_main
+
+        if argv[1:2] != ["convert"]:
+            print(
+                "usage: python -m pytest_citebench cassettes convert [--to json|yaml] [--check] "
+                "PATH ...",
+                file=sys.stderr,
+            )
+            return 2
+        return convert_main(argv[2:])
     if argv[:1] == ["local-model"]:
         from pytest_citebench.localmodel import main as local_model_main
 
@@ -254,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("doi", help="DOI checks: python -m pytest_citebench doi check DOI ...")
     for name, (paper, command) in sorted(commands.items()):
         sub.add_parser(name, help=f"{command.help} ({paper})")
+    sub.add_parser(
+        "cassettes", help="cassettes convert PATH ...: rewrite cassettes as JSON (or --to yaml)"
+    )
     sub.add_parser(
         "local-model", help="serve the local Gemma 3 270M, or re-record its committed cassettes"
     )

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_citebench.recording import (
     CassetteSerializer,
+    cassette_format,
     cassette_path,
+    cassette_text,
     client_versions,
     error_note,
     request_differences,
@@ -41,6 +45,14 @@ def _cassette(pytester: pytest.Pytester, task: str = "indirect") -> Path:
     return cassette_path(
         pytester.path / "cassettes", "openai/stub", "tiny", 1, task, "2001.00001-s1"
     )
+
+
+def _edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Change a recorded cassette's data and write it back in the format it was in."""
+    text = path.read_text(encoding="utf-8")
+    data = CassetteSerializer.deserialize(text)
+    change(data)
+    path.write_text(cassette_text(data, cassette_format(text)), encoding="utf-8")
 
 
 @pytest.fixture
@@ -118,7 +130,7 @@ def test_a_recorded_server_error_is_refused_by_name_not_dropped(
         assert _run(pytester, server.url, "--citebench-record", "once").ret == 0
         url = server.url
     path = _cassette(pytester)
-    path.write_text(path.read_text().replace("code: 200", "code: 500"))
+    _edit(path, lambda data: data["interactions"][0]["response"]["status"].update(code=500))
     result = _run(pytester, url, "-k", "indirect and 2001.00001-s1")
     result.stdout.fnmatch_lines(["*could not be loaded: interaction 1: a recorded 500 response*"])
 
@@ -151,7 +163,7 @@ def test_a_miss_after_a_client_upgrade_names_the_versions(
         url = server.url
     path = _cassette(pytester)
     now = client_versions()["litellm"]
-    path.write_text(path.read_text().replace(f"litellm: {now}", "litellm: 0.0.1"))
+    _edit(path, lambda data: data["recorded_with"].update(litellm="0.0.1"))
     result = _run(pytester, url, "--citebench-max-tokens", "65", "-k", "indirect")
     result.stdout.fnmatch_lines(
         [

@@ -21,6 +21,8 @@ from pytest_citebench.recording.cassettes import (
     MAX_CASSETTE_NODES,
     CassettePersister,
     CassetteSerializer,
+    cassette_format,
+    cassette_text,
     client_versions,
     recorded_versions,
 )
@@ -79,7 +81,9 @@ __all__ = [
     "ItemCassette",
     "Recorder",
     "add_secrets",
+    "cassette_format",
     "cassette_path",
+    "cassette_text",
     "client_versions",
     "credential_header",
     "current_item",
