@@ -316,8 +316,24 @@ def test_malicious_cassette_never_runs_code_and_is_a_clear_error(
         b"interactions:\n- request: {}\n  response: {}\n",
         b"interactions:\n- request: {method: GET, uri: http://x, body: null, headers: {}}\n"
         b"  response: {status: {code: nope}}\n",
+        b'{"interactions": [{"request": {}, "response": {}}]}',
+        b'{"interactions": [{"request": {"method": "GET", "uri": "http://x"}, '
+        b'"response": {"status": {"code": 503}}}]}',
+        b'{"interactions": "x" ' + b" " * (32 * 1024 * 1024) + b"}",
     ],
-    ids=["apply", "new", "name", "not-utf8", "bad-yaml", "scalar", "empty-request", "bad-status"],
+    ids=[
+        "apply",
+        "new",
+        "name",
+        "not-utf8",
+        "bad-yaml",
+        "scalar",
+        "empty-request",
+        "bad-status",
+        "json-empty-request",
+        "json-recorded-503",
+        "json-too-big",
+    ],
 )
 def test_untrusted_cassette_is_one_citebench_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
@@ -328,3 +344,40 @@ def test_untrusted_cassette_is_one_citebench_error(
     with pytest.raises(CitebenchError, match=r"could not be loaded: .*\n.*delete it"):
         Recorder(tmp_path, "none").load_cassette(path, "pytest x")
     assert not (tmp_path / "PWNED").exists()
+
+
+def _scrub_unguarded(text: str, secrets: list[str]) -> str:
+    """scrub_text as it was before its guards: every pattern run on every text."""
+    from pytest_citebench.recording import scrub
+
+    for secret in secrets:
+        text = text.replace(secret, scrub.REDACTED)
+    text = scrub._USERINFO.sub(rf"\1{scrub.REDACTED}@", text)
+    text = scrub._KEY_QUERY.sub(rf"\1{scrub.REDACTED}", text)
+    return scrub._KEY_SHAPES.sub(scrub.REDACTED, text)
+
+
+# Short texts built from the pieces the patterns look for, so the guards' edges are reached.
+PIECES = st.sampled_from(
+    ["sk-", "AKIA", "Bearer ", "hf_", "@", "=", "?token", "&key", "://", "u:p", "a", "Z9", "-", " "]
+)
+SCRUBBABLE = st.one_of(
+    st.lists(st.one_of(PIECES, st.text(ALNUM, max_size=17)), max_size=8).map("".join),
+    SHAPES["openai"],
+    SHAPES["aws"],
+)
+
+
+# A secret inside "<REDACTED>" itself ("REDACT") would make no scrub idempotent; none is.
+SECRETS = st.text(ALNUM, min_size=6, max_size=8).filter(lambda s: s not in "<REDACTED>")
+
+
+@given(text=SCRUBBABLE, secrets=st.lists(SECRETS, max_size=2))
+@settings(max_examples=400, deadline=None)
+def test_scrub_guards_change_no_result(text: str, secrets: list[str]) -> None:
+    from pytest_citebench.recording import scrub_text
+
+    once = scrub_text(text, secrets)
+    assert once == _scrub_unguarded(text, secrets)
+    # Idempotent: replay answers vcrpy's second filtering of a request from the first.
+    assert scrub_text(once, secrets) == once
