@@ -173,3 +173,34 @@ def test_scrub_text_removes_env_keys_and_key_shapes(monkeypatch: pytest.MonkeyPa
     scrubbed = scrub_text(text)
     assert "zzzz-custom" not in scrubbed and "sk-ant" not in scrubbed and "AIza" not in scrubbed
     assert scrubbed.count("<REDACTED>") == 3
+
+
+def test_replay_calls_litellm_synchronously_and_recording_asynchronously(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Replay waits on no network, so the async path's thread-pool hop is only cost; a recording
+    run must stay async, or one slow provider call would stall every other item's."""
+    import asyncio
+
+    from pytest_citebench.api import Hint, Message
+    from pytest_citebench.models import Model
+    from pytest_citebench.models import litellm_backend as backend
+
+    calls: list[str] = []
+
+    def sync(model: str, messages: object, **kwargs: object) -> backend.Completion:
+        calls.append("sync")
+        return backend.Completion("answer")
+
+    async def asynchronous(model: str, messages: object, **kwargs: object) -> backend.Completion:
+        calls.append("async")
+        return backend.Completion("answer")
+
+    monkeypatch.setattr(backend, "completion", sync)
+    monkeypatch.setattr(backend, "acompletion", asynchronous)
+    messages = [Message("user", "who wrote it?")]
+    hint = Hint(task="direct", query="q", suite="s")
+    for replay_only in (True, False):
+        model = Model("openai/stub", replay_only=replay_only, needs_key=False)
+        assert asyncio.run(model.complete(messages, hint=hint)) == "answer"
+    assert calls == ["sync", "async"]

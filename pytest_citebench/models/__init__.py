@@ -65,7 +65,7 @@ class Model:
 
     async def _complete_remote(self, messages: Sequence[Message]) -> str:
         from pytest_citebench import recording
-        from pytest_citebench.models.litellm_backend import acompletion, retryable
+        from pytest_citebench.models.litellm_backend import acompletion, completion, retryable
 
         kwargs = self.params.as_kwargs()
         if self.api_base:
@@ -85,7 +85,11 @@ class Model:
             started = time.perf_counter()
             played = recording.played_count()
             try:
-                done = await acompletion(model, payload, timeout=self.retry.timeout, **kwargs)
+                if self.replay_only:
+                    # Nothing can reach the network: the call is pure CPU, and sync is cheaper.
+                    done = completion(model, payload, timeout=self.retry.timeout, **kwargs)
+                else:
+                    done = await acompletion(model, payload, timeout=self.retry.timeout, **kwargs)
             except ResponseError:
                 raise
             except Exception as exc:

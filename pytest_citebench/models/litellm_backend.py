@@ -103,6 +103,25 @@ async def acompletion(
     response = await lib.acompletion(
         model=model, messages=messages, timeout=timeout, max_retries=0, num_retries=0, **kwargs
     )
+    return _completion(lib, model, response)
+
+
+def completion(
+    model: str, messages: list[dict[str, str]], *, timeout: float, **kwargs: Any
+) -> Completion:
+    """``acompletion``, synchronously: for replay, where no call waits on the network.
+
+    Why: litellm's async path builds each request on a thread-pool worker and parses the reply
+    through aiohttp; with nothing to wait for, that hand-off is pure cost (about a sixth of a
+    replayed call's CPU here), and the loop has nothing else to run in the meantime."""
+    lib = litellm()
+    response = lib.completion(
+        model=model, messages=messages, timeout=timeout, max_retries=0, num_retries=0, **kwargs
+    )
+    return _completion(lib, model, response)
+
+
+def _completion(lib: Any, model: str, response: Any) -> Completion:
     choices = getattr(response, "choices", None)
     if not choices:
         raise ResponseError(f"{model}: the response has no choices")
