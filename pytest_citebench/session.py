@@ -7,7 +7,9 @@ aggregates them and checks gates.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import functools
 import gc
@@ -59,6 +61,8 @@ class CitebenchSession:
         self.gate_results: list[GateResult] = []
         self.unmatched_gates: list[Gate] = []
         self._engine: Engine | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._prepared = False
         self._recorder: Recorder | None = None
         self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
         self._writer: ResultsWriter | None = None
@@ -309,34 +313,64 @@ class CitebenchSession:
         return Job(nodeid, item, task, model, manifest.version, corpus, self.options.cassettes)
 
     # -- running ------------------------------------------------------------------------------
+    @functools.cached_property
+    def runs_inline(self) -> bool:
+        """Replay of remote models only: each case runs on pytest's thread when its test runs.
+
+        Why: nothing in a replay waits on the network (vcrpy refuses what it has not recorded),
+        so running cases ahead on the engine thread overlaps nothing; it only made two threads
+        take turns at the GIL and hand every result across. Local baselines keep the engine:
+        their encoders release the GIL."""
+        return self.options.record == "none" and all(not m.is_local for m in self.models)
+
+    def _run_inline(self, job: Job) -> ItemResult:
+        self._prepare()
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        task = self._loop.create_task(run_item(job, self._recorder))
+        try:
+            return self._loop.run_until_complete(task)
+        except BaseException:  # Ctrl-C mid-case: leave no task pending on the loop
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                self._loop.run_until_complete(task)
+            raise
+
+    def _prepare(self) -> None:
+        """Once, before the first case: litellm imported, vcrpy patched, nltk loaded."""
+        if self._prepared:
+            return
+        self._prepared = True
+        if any(not m.is_local for m in self.models):
+            from pytest_citebench.models.litellm_backend import litellm
+            from pytest_citebench.recording import Recorder
+
+            litellm()  # import once, here, not inside the first timed call
+            self._recorder = Recorder(self.options.cassettes, self.options.record)
+            self._recorder.activate()
+            from pytest_citebench.recording import add_secrets, secret_param_values
+
+            # Keys passed as parameters (an api_key, a token in extra_headers) are scrubbed
+            # from every printed text like keys in the environment.
+            add_secrets([s for m in self.models for s in secret_param_values(dict(m.params.extra))])
+        from pytest_citebench.metrics.text import tokenize
+
+        tokenize("warm up")  # imports nltk here, not on the engine thread mid-run
+        # Everything imported so far lives until exit: keep the collector from walking it
+        # again and again (it cost ~2 s at shutdown of a 1,000-item live run).
+        gc.collect()
+        gc.freeze()
+
     def _start(self) -> Engine:
         if self._engine is None:
-            if any(not m.is_local for m in self.models):
-                from pytest_citebench.models.litellm_backend import litellm
-                from pytest_citebench.recording import Recorder
-
-                litellm()  # import once, here, not inside the first timed call
-                self._recorder = Recorder(self.options.cassettes, self.options.record)
-                self._recorder.activate()
-                from pytest_citebench.recording import add_secrets, secret_param_values
-
-                # Keys passed as parameters (an api_key, a token in extra_headers) are scrubbed
-                # from every printed text like keys in the environment.
-                add_secrets(
-                    [s for m in self.models for s in secret_param_values(dict(m.params.extra))]
-                )
-            from pytest_citebench.metrics.text import tokenize
-
-            tokenize("warm up")  # imports nltk here, not on the engine thread mid-run
-            # Everything imported so far lives until exit: keep the collector from walking it
-            # again and again (it cost ~2 s at shutdown of a 1,000-item live run).
-            gc.collect()
-            gc.freeze()
+            self._prepare()
             self._engine = Engine(self.options.concurrency)
         return self._engine
 
     def submit(self, items: Sequence[pytest.Item]) -> None:
         """Start our cases not yet started (others are ignored); the engine starts on the first."""
+        if self.runs_inline:
+            return
         engine = None
         for item in items:
             # Our cases carry their job (items.CaseItem); other tests in the run do not.
@@ -377,6 +411,9 @@ class CitebenchSession:
 
     def result_for(self, item: pytest.Item) -> ItemResult:
         """Block on the case's result, submitting it (and a worker's queue) if not yet running."""
+        job = getattr(item, "job", None)
+        if self.runs_inline and isinstance(job, Job):
+            return self._run_inline(job)
         if self.is_worker:
             self._prefetch_worker_queue(item.session)
         self.submit([item])
@@ -390,6 +427,9 @@ class CitebenchSession:
         if self._engine is not None:
             self._engine.close()
             self._engine = None
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
         if self._recorder is not None:
             self._recorder.deactivate()
             self._recorder = None

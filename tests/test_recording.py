@@ -204,3 +204,32 @@ def test_replay_calls_litellm_synchronously_and_recording_asynchronously(
         model = Model("openai/stub", replay_only=replay_only, needs_key=False)
         assert asyncio.run(model.complete(messages, hint=hint)) == "answer"
     assert calls == ["sync", "async"]
+
+
+def test_replay_runs_each_case_on_pytests_thread_and_recording_ahead_on_the_engine(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay overlaps nothing, so a second thread only made the two take turns at the GIL;
+    a recording run must keep calls in flight ahead of pytest, or it would be serial."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    pytester.makeconftest(
+        """
+        import threading
+
+        def pytest_runtest_call(item):
+            names = {t.name for t in threading.enumerate()}
+            item.config._engine_seen = getattr(item.config, "_engine_seen", False) or (
+                "citebench-engine" in names
+            )
+
+        def pytest_terminal_summary(terminalreporter, config):
+            terminalreporter.write_line(f"engine thread: {config._engine_seen}")
+        """
+    )
+    with StubServer(answer) as server:
+        recorded = run(pytester, server.url, "--citebench-record", "once", "-k", "indirect")
+        url = server.url
+    recorded.stdout.fnmatch_lines(["engine thread: True"])
+    replayed = run(pytester, url, "-k", "indirect")  # the server is gone: a replay or a miss
+    replayed.stdout.fnmatch_lines(["engine thread: False"])
+    assert outcomes(replayed) == outcomes(recorded)
