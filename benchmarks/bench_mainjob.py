@@ -7,8 +7,10 @@ Each revision is checked out as a detached git worktree under ``/tmp/bench/mainj
 main job's command (``tox -e citebench``'s first line) in a fresh process, with that worktree first
 on ``PYTHONPATH`` and as the working directory, so each uses its own package, suites and
 settings (its own default worker count included). A ``--collect-only`` run first warms the
-bytecode caches of both. The item records (all fields but ``duration`` and ``usage``) must be
-identical; any difference is printed.
+bytecode caches of both. The item records (all fields but ``duration`` and ``usage``) are
+compared: for a speed change they must be identical (exit 1 otherwise), and the count of
+differing records per field tells a changed scorer (``scorer_version``, ``reason``) or suite
+(``suite_version``) between revisions far apart from a real regression.
 
     python benchmarks/bench_mainjob.py --before e5cd16a [--after HEAD] [--out FILE]
 """
@@ -19,6 +21,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +100,21 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"item records: {len(before.keys() & after.keys())} in both, {len(differing)} differ, "
           f"{only} in one only")  # fmt: skip
+    # Between revisions far apart the scorer itself may have changed (a new scorer_version, a
+    # reason reworded, a suite's version bumped): the counts per field say which it was.
+    fields: Counter[str] = Counter()
+    for nodeid in differing:
+        keys = before[nodeid].keys() | after[nodeid].keys()
+        fields.update(f for f in keys if before[nodeid].get(f) != after[nodeid].get(f))
+    if fields:
+        print("fields that differ: " + ", ".join(f"{f} {n}" for f, n in fields.most_common()))
     for nodeid in differing[:5]:
-        fields = [f for f in after[nodeid] if before[nodeid].get(f) != after[nodeid][f]]
-        print(f"  differs: {nodeid}: {fields}")
+        print(f"  differs: {nodeid}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"runs": runs, "differing": differing}, indent=1))
+        args.out.write_text(
+            json.dumps({"runs": runs, "differing": len(differing), "fields": fields}, indent=1)
+        )
     return 0 if not differing and not only else 1
 
 

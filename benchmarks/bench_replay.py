@@ -17,8 +17,11 @@ Not a test: a measurement script.
      bare loop is sequential; the plugin routes per asyncio task and is not.
    * **plugin -n 0** and **plugin -n 2** (``--citebench-concurrency 16``).
 
-    python benchmarks/bench_replay.py [--limit N] [--sample 500] [--rerecord]
+    python benchmarks/bench_replay.py [--limit N] [--sample 500] [--rerecord] [--repeat N]
         [--out /tmp/bench/replay/results.json]
+
+``--repeat N`` runs N interleaved rounds (bare, then each plugin run) and reports each run's best
+and the median of the rounds' ratios: on a machine whose speed drifts, one round is not enough.
 
 ``--limit N`` keeps the first N items of each suite (a quick run; cassettes are still recorded
 for everything). Wall times include process start and imports; ``pytest --collect-only`` on the
@@ -31,6 +34,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -300,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rerecord", action="store_true")
     parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of (bare, plugin runs), interleaved"
+    )
+    parser.add_argument(
         "--workers", type=int, nargs="+", default=[0, 2], help="plugin runs, as -n values"
     )
     parser.add_argument("--out", type=Path)
@@ -329,12 +336,25 @@ def main(argv: list[str] | None = None) -> int:
             )
         flavour = min(sample, key=lambda m: sample[m]["loop"])
         report["sample"] = sample
+    # Rounds interleave the runs: this machine's speed drifts by a tenth or more over minutes,
+    # and a ratio of two runs minutes apart would measure the drift. Each round's ratios are
+    # printed; the table keeps each run's best (least wall) and the rounds' median ratios.
     runs: dict[str, dict[str, Any]] = {}
-    runs[f"bare ({flavour})"] = run_bare(flavour, suites_root, args.cassettes, url, tasks)
-    print(f"  bare ({flavour})  {json.dumps(runs[f'bare ({flavour})'])}", flush=True)
-    for workers in args.workers:
-        runs[f"plugin -n {workers}"] = run_plugin(suites_root, args.cassettes, url, tasks, workers)
-        print(f"  plugin -n {workers} {json.dumps(runs[f'plugin -n {workers}'])}", flush=True)
+    rounds: list[dict[str, dict[str, Any]]] = []
+    for number in range(1, args.repeat + 1):
+        this: dict[str, dict[str, Any]] = {}
+        this[f"bare ({flavour})"] = run_bare(flavour, suites_root, args.cassettes, url, tasks)
+        for workers in args.workers:
+            this[f"plugin -n {workers}"] = run_plugin(
+                suites_root, args.cassettes, url, tasks, workers
+            )
+        bare_wall = this[f"bare ({flavour})"]["wall"]
+        for name, r in this.items():
+            r["wall/bare"] = r["wall"] / bare_wall
+            print(f"  [{number}] {name:<14} {json.dumps(r)}", flush=True)
+            if name not in runs or r["wall"] < runs[name]["wall"]:
+                runs[name] = r
+        rounds.append(this)
 
     bare = runs[f"bare ({flavour})"]
     n = bare["cases"]
@@ -352,13 +372,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{fmt(r['wall'] / n * 1e3, '')} {fmt(r['wall'] / bare['wall'], 'x')}"
             f"{fmt(r['cpu'] / bare['cpu'], 'x')}  {r.get('errors', 0)}"
         )
+    if len(rounds) > 1:
+        print("median over rounds of each round's wall/bare: " + ", ".join(
+            f"{name} {statistics.median(r[name]['wall/bare'] for r in rounds):.2f}x"
+            for name in runs
+        ))  # fmt: skip
     print(f"bare loop alone (no import/load): {bare['loop']:.2f}s = "
           f"{bare['loop'] / n * 1e3:.2f} ms/case")  # fmt: skip
     # Replay waits on no network: its floor is CPU. One process can do no better than the bare
     # loop alone; two cores at best halve it (startup not included in either).
     print(f"floor: -n 0 {bare['loop']:.2f}s (the bare loop alone), -n 2 {bare['loop'] / 2:.2f}s "
           f"(= {bare['loop'] / 2 / bare['wall']:.2f}x the bare wall)")  # fmt: skip
-    report.update(runs=runs, collect=collect, flavour=flavour)
+    report.update(runs=runs, rounds=rounds, collect=collect, flavour=flavour)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1))
