@@ -79,7 +79,7 @@ class CassetteSerializer:
     """vcrpy's cassette layout, written as JSON, read from JSON or vcrpy's YAML, checked.
 
     JSON because replay reads every cassette once: libyaml's C loader took 0.3 ms a cassette,
-    the JSON parser 0.01 ms, and JSON has no aliases to bound. Cassettes written as YAML (every
+    the JSON parser 0.03 ms, and JSON has no aliases to bound. Cassettes written as YAML (every
     one recorded before, and vcrpy's default) still load, and ``python -m pytest_citebench
     cassettes convert`` rewrites them. A body that is not text cannot be JSON; that cassette is
     written as YAML, as before.

@@ -64,7 +64,7 @@ def convert(paths: Iterable[Path], to: str = "json", *, check: bool = False) -> 
             continue
         new = cassette_text(data, to)
         if cassette_format(new) != to:
-            done.kept.append((path, "a response body is binary, which only YAML can hold"))
+            done.kept.append((path, "it holds a value only YAML can (a binary body)"))
             continue
         if CassetteSerializer.deserialize(new) != data:  # never replace a cassette with another
             done.problems.append((path, "the converted text does not read back the same; kept"))
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     verb = "would convert" if args.check else "converted"
     print(
         f"{verb} {len(done.converted)} cassette(s) to {args.to}; {len(done.unchanged)} already "
-        f"{args.to}; {len(done.kept)} kept; {len(done.problems)} unreadable"
+        f"{args.to}; {len(done.kept)} kept; {len(done.problems)} failed"
     )
     if done.problems:
         return 2
