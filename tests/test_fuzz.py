@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from pytest_citebench.api import Message
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models import Model, RetryPolicy
-from pytest_citebench.recording import Recorder
+from pytest_citebench.recording import CassetteSerializer, Recorder, cassette_text
 from pytest_citebench.results.aggregate import known_metrics
 from pytest_citebench.results.gates import Gate, GateError, parse_gate
 from pytest_citebench.suites import SuiteError, load_manifest, load_suite
@@ -343,7 +342,7 @@ def loads_or_says_why(path: Path) -> Any:
         return None
 
 
-YAML_TEXT = st.one_of(
+CASSETTE_TEXT = st.one_of(
     st.binary(max_size=120),
     st.text(max_size=120).map(str.encode),
     st.lists(
@@ -367,10 +366,14 @@ YAML_TEXT = st.one_of(
         | st.text(max_size=20),
         max_size=8,
     ).map(lambda ls: "\n".join(ls).encode("utf-8")),
+    # JSON, the format recordings are written in: any value, whole or cut short.
+    st.tuples(JSON, st.integers(min_value=1, max_value=200)).map(
+        lambda vc: json.dumps({"interactions": vc[0]})[: vc[1]].encode("utf-8")
+    ),
 )
 
 
-@given(content=YAML_TEXT)
+@given(content=CASSETTE_TEXT)
 @fuzz(CASSETTE_EXAMPLES)
 def test_fuzzed_cassette_bytes(tmp_path_factory: pytest.TempPathFactory, content: bytes) -> None:
     folder = tmp_path_factory.mktemp("cassette")
@@ -400,7 +403,7 @@ def recorded() -> Iterator[tuple[dict[str, Any], Recorder, Model]]:
                 assert asyncio.run(record()) == "Attention Is All You Need"
         finally:
             recorder.deactivate()
-    template = yaml.safe_load((root / "template.yaml").read_text())
+    template = CassetteSerializer.deserialize((root / "template.yaml").read_text())
     replay = Recorder(root, "none")
     replay.activate()
     try:
@@ -428,6 +431,7 @@ RESPONSE_PATHS = [
     path=st.sampled_from(RESPONSE_PATHS),
     value=JSON | st.binary(max_size=20) | st.sampled_from([200, 429, 503, 204, "{}", "[]"]),
     delete=st.booleans(),
+    fmt=st.sampled_from(["json", "yaml"]),
 )
 @fuzz(REPLAY_EXAMPLES)
 def test_fuzzed_cassette_response_replays_or_errors(
@@ -436,6 +440,7 @@ def test_fuzzed_cassette_response_replays_or_errors(
     path: tuple[str, ...],
     value: Any,
     delete: bool,
+    fmt: str,
 ) -> None:
     """A recorded answer with one part of its response replaced: loading and replaying it give
     an answer or one CitebenchError, never another exception."""
@@ -452,7 +457,7 @@ def test_fuzzed_cassette_response_replays_or_errors(
         else:
             target[path[-1]] = value
     cassette = tmp_path_factory.mktemp("cassette") / "c.yaml"
-    cassette.write_text(yaml.safe_dump(data))
+    cassette.write_text(cassette_text(data, fmt), encoding="utf-8")
     if loads_or_says_why(cassette) is None:
         return
 
