@@ -115,6 +115,49 @@ params = {{seed = 3}}
     assert len(usage["latencies"]) == 1 and usage["latencies"][0] >= 0
 
 
+def test_an_unpriced_model_is_looked_up_once_and_its_cost_stays_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """litellm searches its whole cost map for a model it has no price for, on every call; once
+    a model is found unpriced it is told a zero price instead. The provider must see the same
+    request, the cost must stay unknown (never 0), and a priced model or a price the user passed
+    must be left alone."""
+    import asyncio
+
+    from pytest_citebench.models import litellm_backend as backend
+
+    lib = backend.litellm()
+    sent: list[dict[str, Any]] = []
+    real = lib.completion
+
+    def spy(**kwargs: Any) -> Any:
+        sent.append({k: v for k, v in kwargs.items() if "cost" in k})
+        return real(**kwargs)
+
+    monkeypatch.setattr(backend, "_UNPRICED", set())
+    monkeypatch.setattr(lib, "completion", spy)
+    messages = [{"role": "user", "content": "who wrote it?"}]
+    user_price = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
+    with StubServer(lambda r: "Ada Lovelace") as server:
+        common = {"timeout": 10, "api_base": server.url, "api_key": "x"}
+        stub = [backend.completion("openai/stub", messages, **common) for _ in range(3)]
+        priced = [backend.completion("openai/gpt-4o-mini", messages, **common) for _ in range(2)]
+        mine = [backend.completion("openai/stub", messages, **common, **user_price)]
+        later = asyncio.run(backend.acompletion("openai/stub", messages, **common))
+        bodies = [r["json"] for r in server.requests if r["path"].endswith("/chat/completions")]
+    skip = backend._SKIP_PRICING
+    assert sent[:3] == [{}, skip, skip]  # looked up once, then told zero
+    assert [c.cost for c in stub] == [None, None, None]  # unknown, never free
+    assert all(c.text == "Ada Lovelace" and c.prompt_tokens > 0 for c in stub)
+    assert sent[3:5] == [{}, {}] and all(c.cost and c.cost > 0 for c in priced)
+    assert sent[5] == user_price and mine[0].cost and mine[0].cost > 0
+    assert later.cost is None
+    assert set(backend._UNPRICED) == {"openai/stub"}
+    stub_bodies = [b for b in bodies if b["model"] == "stub"]
+    assert len(stub_bodies) == 5 and all(b == stub_bodies[0] for b in stub_bodies[:3])
+    assert not any("cost" in key for body in bodies for key in body)
+
+
 def test_a_profile_concurrency_caps_calls_in_flight_below_the_run_budget(
     pytester: pytest.Pytester, tiny: Path
 ) -> None:
