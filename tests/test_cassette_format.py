@@ -102,6 +102,36 @@ def test_a_bad_json_cassette_is_refused_like_a_bad_yaml_one(content: str, proble
         CassetteSerializer.deserialize(content)
 
 
+def test_a_cassette_up_to_the_size_limit_loads_and_one_past_it_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import threading
+
+    from pytest_citebench.recording import cassettes
+
+    text = cassette_text(cassette(interaction("{}", "Ada Lovelace")))
+    size = len(text.encode("utf-8"))
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    load = cassettes.CassettePersister.load_cassette
+    monkeypatch.setattr(cassettes, "MAX_CASSETTE_BYTES", size)
+    assert load(path, CassetteSerializer)[1][0]["body"]["string"] == b"Ada Lovelace"
+    monkeypatch.setattr(cassettes, "MAX_CASSETTE_BYTES", size - 1)
+    with pytest.raises(ValueError, match=f"larger than {size - 1} bytes"):
+        load(path, CassetteSerializer)
+    # A size the file system does not know (a pipe) is read up to the limit all the same.
+    monkeypatch.setattr(cassettes, "MAX_CASSETTE_BYTES", size)
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=(text,), kwargs={"encoding": "utf-8"})
+    writer.start()
+    try:
+        assert load(fifo, CassetteSerializer)[1][0]["body"]["string"] == b"Ada Lovelace"
+    finally:
+        writer.join(timeout=10)
+
+
 def write_yaml(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(cassette_text(data, "yaml"), encoding="utf-8")

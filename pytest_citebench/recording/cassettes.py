@@ -167,7 +167,14 @@ class CassettePersister:
 
         try:
             with open(cassette_path, "rb") as handle:
-                raw = handle.read(MAX_CASSETTE_BYTES + 1)
+                # Sized by fstat: read(limit + 1) had Python allocate 32 MB for every cassette of
+                # a few kB (~25 us a case). A size of 0 (a pipe, say) or one past the limit reads
+                # up to the limit; a file that grew since fstat is read on to it.
+                size = os.fstat(handle.fileno()).st_size
+                limit = MAX_CASSETTE_BYTES + 1
+                raw = handle.read(size + 1 if 0 < size < limit else limit)
+                if len(raw) == size + 1 and len(raw) < limit:
+                    raw += handle.read(limit - len(raw))
         except FileNotFoundError:
             raise CassetteNotFoundError() from None
         if len(raw) > MAX_CASSETTE_BYTES:
