@@ -183,6 +183,15 @@ class Appender:
             if self._writer is not None:
                 self._writer.write(record)
 
+    def write_line(self, line: str) -> None:
+        """``write`` for a record already dumped by ``dumps``: one line, so no newline in it."""
+        if "\n" in line:
+            raise ValueError("a JSON line holds no newline")
+        with self._lock:
+            if self._handle is not None:
+                self._handle.write(line + "\n")
+                self._handle.flush()
+
     def close(self) -> None:
         """Idempotent, so every shutdown path may call it."""
         with self._lock:

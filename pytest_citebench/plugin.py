@@ -358,13 +358,14 @@ class _ControllerHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
             return
-        for name, value in report.user_properties:
-            if name == "citebench":
-                self.cb.add_record(value)
-                reason = self.cb.should_stop()
-                if reason:
-                    self._stop(report, reason)
-                return
+        from pytest_citebench.items import case_record
+
+        found = case_record(report)
+        if found is not None:
+            self.cb.add_record(*found)
+            reason = self.cb.should_stop()
+            if reason:
+                self._stop(report, reason)
 
     def _stop(self, report: pytest.TestReport, reason: str) -> None:
         session = self.cb.session
@@ -394,11 +395,10 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     """A passed case that was not correct shows its outcome's letter and count, not a dot."""
     if report.when != "call" or not report.passed or not _active(config):
         return None
-    for name, value in report.user_properties:
-        if name == "citebench":
-            outcome = value.get("outcome") if isinstance(value, dict) else None
-            return _CATEGORIES.get(str(outcome))
-    return None
+    from pytest_citebench.items import case_record
+
+    found = case_record(report)
+    return _CATEGORIES.get(str(found[0].get("outcome"))) if found else None
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

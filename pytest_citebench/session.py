@@ -473,8 +473,10 @@ class CitebenchSession:
             )
         return None
 
-    def add_record(self, record: dict[str, Any]) -> None:
-        """Written to the results file as it arrives, so an interrupted run can be resumed."""
+    def add_record(self, record: dict[str, Any], line: str | None = None) -> None:
+        """Written to the results file as it arrives, so an interrupted run can be resumed.
+        ``line``: the record as ``jsonl.dumps`` wrote it (a case's report carries it), written
+        as it is."""
         self.records.append(record)
         if record.get("outcome") == "error":
             self.error_count += 1
@@ -483,7 +485,10 @@ class CitebenchSession:
                 from pytest_citebench.results.files import ResultsWriter
 
                 self._writer = ResultsWriter(self.options.results)
-            self._writer.write(record)
+            if line is None:
+                self._writer.write(record)
+            else:
+                self._writer.write_line(line)
 
     def finish(self) -> int:
         """Aggregate, check gates, append aggregates to the results file; returns failed gates."""

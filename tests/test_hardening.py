@@ -47,6 +47,20 @@ def test_jsonl_splits_at_newline_only_and_counts_lines(tmp_path: Path) -> None:
         read_results(middle)
 
 
+def test_appended_lines_read_back_as_written_and_a_newline_is_refused(tmp_path: Path) -> None:
+    """A case's record reaches the results file as the line its worker dumped; a newline in it
+    would split one record into two torn lines."""
+    path = tmp_path / "r.jsonl"
+    appender = jsonl.Appender(path)
+    appender.write({"a": ODD})
+    appender.write_line(jsonl.dumps({"b": ODD, "c": 1}))
+    with pytest.raises(ValueError, match="no newline"):
+        appender.write_line('{"d": 1}\n{"e": 2}')
+    appender.close()
+    appender.write_line('{"f": 1}')  # after close: dropped, as write drops it
+    assert jsonl.read_objects(path) == [{"a": ODD}, {"b": ODD, "c": 1}]
+
+
 def test_answer_with_line_separator_survives_resume_merge_and_compare(
     pytester: pytest.Pytester, tiny: Path, capsys: Any
 ) -> None:

@@ -406,7 +406,15 @@ def test_html_report_renders_in_headless_chromium(
 
 
 def test_junit_xml_has_per_item_metric_properties(pytester: pytest.Pytester, tiny: Path) -> None:
-    result = pytester.runpytest("--citebench", "--junitxml", "junit.xml", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--citebench",
+        "--junitxml",
+        "junit.xml",
+        "--citebench-results",
+        "r.jsonl",
+        "-p",
+        "no:cacheprovider",
+    )
     assert result.ret == 0
     tree = ElementTree.parse(pytester.path / "junit.xml")
     props_by_case = {
@@ -426,4 +434,32 @@ def test_junit_xml_has_per_item_metric_properties(pytester: pytest.Pytester, tin
     assert {"citebench.f1", "citebench.bleu", "citebench.hr_code"} <= set(indirect)
     abstained = [p for p in props_by_case.values() if p.get("citebench.outcome") == "abstained"]
     assert len(abstained) == 1 and "citebench.hr_paper" not in abstained[0]
-    assert all("citebench" in p for p in props_by_case.values())  # the record stays too
+    # The full record too, as the JSON line the results file holds, byte for byte.
+    lines = (pytester.path / "r.jsonl").read_text(encoding="utf-8").splitlines()
+    items = {json.loads(line)["nodeid"]: line for line in lines if '"type": "item"' in line}
+    assert sorted(json.loads(p["citebench"])["nodeid"] for p in props_by_case.values()) == sorted(
+        items
+    )
+    for props in props_by_case.values():
+        record = json.loads(props["citebench"])
+        assert props["citebench"] == items[record["nodeid"]]
+        assert props["citebench.outcome"] == record["outcome"]
+
+
+def test_without_junit_xml_a_case_ships_only_its_record(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """The flat per-metric pairs exist for JUnit XML; without it they would only be shipped
+    from every xdist worker to the controller for nothing."""
+    pytester.makeconftest(
+        """
+        def pytest_runtest_logreport(report):
+            if report.when == "call":
+                names = sorted({name for name, _ in report.user_properties})
+                print(f"\\nPROPS {report.nodeid} {names}")
+        """
+    )
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider", "-s")
+    assert result.ret == 0
+    props = [line for line in result.stdout.lines if line.startswith("PROPS ")]
+    assert len(props) == 8 and all(line.endswith("['citebench']") for line in props)

@@ -92,6 +92,10 @@ class ResultsWriter:
         """One line, flushed before returning."""
         self._appender.write(record)
 
+    def write_line(self, line: str) -> None:
+        """``write``, for a record already written as ``jsonl.dumps`` writes it."""
+        self._appender.write_line(line)
+
     def close(self) -> None:
         """Idempotent; a record written after it is dropped."""
         self._appender.close()
