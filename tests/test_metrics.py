@@ -84,6 +84,47 @@ def test_tokenize_is_nltk_word_tokenize_preserving_lines(text: str) -> None:
     assert tokenize(text) == nltk.word_tokenize(text, preserve_line=True)
 
 
+def test_tokenize_is_nltk_word_tokenize_on_suite_text_and_pathological_runs() -> None:
+    """Our tokenizer is nltk's with the clock taken off its patterns: the tokens must be
+    nltk's on what is scored (every 20th item of each REASONS suite, every text field) and on
+    long runs that would make a backtracking pattern blow up; nltk's own clock (5 s) would
+    raise on those if one did."""
+    import json
+
+    texts: list[str] = []
+    for items in sorted((REPO_ROOT / "suites" / "reasons").glob("*/items.jsonl")):
+        for number, line in enumerate(items.read_text(encoding="utf-8").splitlines()):
+            if number % 20 == 0:
+                texts += [v for v in json.loads(line).values() if isinstance(v, str)]
+    assert len(texts) > 2_000
+    texts += [c * 40_000 for c in (".", " ", "'", '"', ":", "`", "-", "(")]
+    texts += ["a" + "." * 20_000 + " " * 20_000 + "x", "x.' " * 10_000, "can" * 9_000]
+    for text in texts:
+        assert tokenize(text) == nltk.word_tokenize(text, preserve_line=True), text[:80]
+
+
+def test_the_tokenizer_runs_its_patterns_without_a_clock() -> None:
+    """The speed-up's claim: no pattern of the tokenizer carries nltk's timeout."""
+    from nltk import redos
+
+    from pytest_citebench.metrics.text import _word_tokenizer
+
+    tokenizer = _word_tokenizer().__self__  # type: ignore[attr-defined]
+    found: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, redos.TimedPattern):
+            found.append(repr(value))
+        elif isinstance(value, tuple | list):
+            for inner in value:
+                walk(inner)
+
+    for name in dir(tokenizer):
+        if name.isupper():
+            walk(getattr(tokenizer, name))
+    assert len(found) > 20 and all(r.endswith("timeout=None)") for r in found)
+
+
 def test_normalize_golden() -> None:
     # Full-width "Ｂｅｒｔ：" -> NFKC "Bert:" -> casefold "bert:"; ":" "-" "!" become spaces;
     # whitespace runs collapse and the ends are stripped.
