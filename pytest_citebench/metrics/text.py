@@ -26,9 +26,8 @@ def _word_tokenizer() -> Callable[[str], list[str]]:
     pathological *patterns* such as a caller's ``(a|a)*``. With the limit the `regex` engine
     checks the clock as it goes: 123 us a text against 78 us without, on the texts a REASONS
     replay tokenizes. These are nltk's fixed Treebank patterns, with no nested or overlapping
-    repetition; nltk's
-    own ``redos.compile(pattern, timeout=None)`` is how it lifts the limit for a trusted
-    pattern. A test holds the tokens to ``nltk.word_tokenize`` on every suite text, on
+    repetition, and ``redos.compile(pattern, timeout=None)`` is nltk's own way to lift the limit
+    for a trusted pattern. A test holds the tokens to ``nltk.word_tokenize`` on suite text, on
     generated text and on 40,000-character runs of dots, spaces, quotes and colons.
     """
     from nltk import redos
