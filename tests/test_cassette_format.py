@@ -124,7 +124,9 @@ def test_a_cassette_up_to_the_size_limit_loads_and_one_past_it_is_refused(
     monkeypatch.setattr(cassettes, "MAX_CASSETTE_BYTES", size)
     fifo = tmp_path / "pipe.yaml"
     os.mkfifo(fifo)
-    writer = threading.Thread(target=fifo.write_text, args=(text,), kwargs={"encoding": "utf-8"})
+    writer = threading.Thread(
+        target=fifo.write_text, args=(text,), kwargs={"encoding": "utf-8"}, daemon=True
+    )
     writer.start()
     try:
         assert load(fifo, CassetteSerializer)[1][0]["body"]["string"] == b"Ada Lovelace"
