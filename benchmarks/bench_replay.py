@@ -365,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n} cases ({bare['calls']} calls); startup: pytest --citebench --collect-only "
           f"{collect:.2f}s, import litellm+vcr {bare['import']:.2f}s")  # fmt: skip
     head = ("wall", "cpu", "foreign", "ms/case", "wall/bare", "cpu/bare")
+    if len(rounds) > 1:  # the bests may come from different rounds: read the medians below
+        print("each run's best round (ratios between rounds; the medians below are per round)")
     print(f"{'run':<15}" + "".join(f"{h:>10}" for h in head) + "  errors")
     for name, r in runs.items():
         print(
