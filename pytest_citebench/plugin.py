@@ -305,6 +305,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     if cb is None or session.config.option.collectonly:
         return (yield)  # --collect-only must never call a model
     _drop_per_test_log_capture(session)
+    cb.tune_gc()
     cb.prefetch(session)
     try:
         result = yield

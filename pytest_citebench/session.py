@@ -34,6 +34,14 @@ if TYPE_CHECKING:
 
 SESSION_KEY = pytest.StashKey["CitebenchSession"]()
 
+# The collector's thresholds while cases run. A replayed call allocates thousands of objects
+# (litellm's request, logging and response models), so at CPython's default (700, 10, 10) the
+# young generation is collected every few calls and the whole heap, which grows with every
+# record, about every 300 cases: 1.8 s of a 4,000-case replay's ~24 s of CPU, against 1.0 s
+# with these (measured with gc.callbacks; peak RSS 411 against 413 MB). Cycles are still
+# collected, only in larger batches; the process's own thresholds come back when the run ends.
+GC_THRESHOLDS = (50_000, 20, 10)
+
 
 class CitebenchSession:
     """One per process (controller and each xdist worker); the usage checks run in ``__init__``,
@@ -63,6 +71,7 @@ class CitebenchSession:
         self._engine: Engine | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._prepared = False
+        self._gc_thresholds: tuple[int, int, int] | None = None
         self._recorder: Recorder | None = None
         self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
         self._writer: ResultsWriter | None = None
@@ -419,8 +428,18 @@ class CitebenchSession:
         self.submit([item])
         return self._futures.pop(item.nodeid).result()
 
+    def tune_gc(self) -> None:
+        """``GC_THRESHOLDS`` from here until ``close``; on every process, the controller too (it
+        keeps every record and parses every report)."""
+        if self._gc_thresholds is None:
+            self._gc_thresholds = gc.get_threshold()
+            gc.set_threshold(*GC_THRESHOLDS)
+
     def close(self) -> None:
         """Stop the engine and vcrpy; the results writer stays open until ``finish``."""
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
         for future in self._futures.values():
             future.cancel()
         self._futures.clear()

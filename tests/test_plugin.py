@@ -268,6 +268,36 @@ def test_summary_compares_models_side_by_side(pytester: pytest.Pytester, tiny: P
     assert [line.split()[2] for line in table] == ["citebench/bm25", "citebench/nosuch"] * 2
 
 
+# -- the collector's thresholds: raised while cases run, given back after ------------------------
+
+_REPORT_GC = """
+import gc
+
+def pytest_runtest_call(item):
+    print(f"\\nthresholds in a case: {gc.get_threshold()}")
+"""
+
+
+def test_gc_thresholds_are_raised_while_cases_run_and_given_back(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    import gc
+
+    from pytest_citebench.session import GC_THRESHOLDS
+
+    pytester.makeconftest(_REPORT_GC)
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        result = pytester.runpytest("--citebench", "-p", "no:cacheprovider", "-s")
+        after = gc.get_threshold()
+    finally:
+        gc.set_threshold(*before)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([f"thresholds in a case: {GC_THRESHOLDS}"])
+    assert after == (700, 10, 10)
+
+
 # -- per-test log capture: off for a run of citebench cases only, unless logs are asked for ------
 
 _REPORT_LOGGING = """
