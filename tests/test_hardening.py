@@ -61,6 +61,40 @@ def test_appended_lines_read_back_as_written_and_a_newline_is_refused(tmp_path: 
     assert jsonl.read_objects(path) == [{"a": ODD}, {"b": ODD, "c": 1}]
 
 
+def test_a_reports_record_is_parsed_once_however_often_it_is_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The controller asks for a report's record twice (its status letter, then the record);
+    the line is parsed once. A new report is parsed anew, even with equal text."""
+    from pytest_citebench import items
+
+    parses: list[str] = []
+    real_loads = json.loads
+
+    def counting_loads(text: str) -> Any:
+        parses.append(text)
+        return real_loads(text)
+
+    monkeypatch.setattr(items.json, "loads", counting_loads)
+
+    def report(line: str) -> pytest.TestReport:
+        return pytest.TestReport(
+            "x::y", ("x", 0, "y"), {}, "passed", None, "call", user_properties=[("citebench", line)]
+        )
+
+    line = jsonl.dumps({"type": "item", "outcome": "correct", "answer": "A"})
+    first = report(line)
+    got = [items.case_record(first), items.case_record(first)]
+    assert got[0] == got[1] == ({"type": "item", "outcome": "correct", "answer": "A"}, line)
+    assert len(parses) == 1
+    second = report("".join(list(line)))  # equal text, another string object
+    assert items.case_record(second) == got[0]
+    assert len(parses) == 2
+    third = report(jsonl.dumps({"type": "item", "outcome": "partial"}))
+    assert items.case_record(third)[0]["outcome"] == "partial"  # type: ignore[index]
+    assert items.case_record(first) == got[0]
+
+
 def test_answer_with_line_separator_survives_resume_merge_and_compare(
     pytester: pytest.Pytester, tiny: Path, capsys: Any
 ) -> None:
