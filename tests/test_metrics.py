@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -140,6 +141,19 @@ def test_normalize_is_idempotent_and_trimmed(text: str) -> None:
     assert normalize(once) == once
     assert once == once.strip()
     assert "  " not in once
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60))
+def test_normalize_turns_exactly_the_punctuation_into_spaces(text: str) -> None:
+    """The translate table against its definition, character by character: every code point of
+    Unicode category P* becomes a space, every other stays. Fails if the table maps a
+    non-punctuation character, or misses a punctuation one (hypothesis reaches all of Unicode)."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    spaced = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in folded)
+    assert normalize.__wrapped__(text) == re.sub(r"\s+", " ", spaced).strip()
 
 
 # --- golden values, worked by hand ------------------------------------------------------------

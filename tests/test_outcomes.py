@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_citebench.api import Attempt, ItemScore, Sample
@@ -142,6 +142,42 @@ def test_direct_title_then_authors_scores_the_authors() -> None:
     raw = "Trust Region Policy Optimization by John Schulman, Sergey Levine, Philipp Moritz, "
     raw += "Michael I. Jordan and Pieter Abbeel"
     assert judge(DIRECT, raw).outcome == "correct"
+
+
+_TITLE_WORD = st.sampled_from(["k", "s", "i", "kelvin", "attention", "ß", "ﬁ", "straße", "net"])
+# Letters that re's IGNORECASE folds onto ASCII ones (Kelvin sign, long s, dotted capital I),
+# beside the ASCII ones and separators: where a shortcut through str.lower() would go wrong.
+_ANSWER_TEXT = st.text(
+    alphabet=st.sampled_from([*"kKsSiInetN ,:-", "\u212a", "\u017f", "\u0130", "ß", "ﬁ"]),
+    max_size=30,
+)
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.lists(_TITLE_WORD, min_size=1, max_size=3), _ANSWER_TEXT)
+@example(["s"], "Long \u017f")  # ſ folds to s under IGNORECASE, and "ſ".lower() is "ſ"
+@example(["kelvin", "net"], "\u212aelvin-Net")  # the Kelvin sign
+@example(["i"], "\u0130")  # "İ".lower() is two characters
+def test_finding_the_title_matches_the_title_pattern(words: list[str], text: str) -> None:
+    """The shortcut that skips compiling the title's pattern finds exactly what the pattern
+    finds: the same span or none."""
+    from pytest_citebench.papers.reasons.tasks import _find_title, _title_pattern
+
+    want = _title_pattern(tuple(words)).search(text)
+    got = _find_title(tuple(words), text)
+    assert (got and got.span()) == (want and want.span())
+
+
+def test_an_answer_without_the_titles_longest_word_compiles_no_pattern() -> None:
+    """The speed claim: a direct answer that cannot contain the title costs no compile."""
+    from pytest_citebench.papers.reasons.tasks import _find_title, _title_pattern
+
+    words = ("a", "unique", "benchmark", "title", "qzxwv")
+    before = _title_pattern.cache_info().misses
+    assert _find_title(words, "Alice Smith and Bob Jones") is None
+    assert _title_pattern.cache_info().misses == before
+    assert _find_title(words, "A Unique Benchmark: Title QZXWV, by Alice Smith") is not None
+    assert _title_pattern.cache_info().misses == before + 1
 
 
 def test_same_person_needs_compatible_given_names() -> None:

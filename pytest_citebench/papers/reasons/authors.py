@@ -195,11 +195,18 @@ _INITIALS_TOKEN = re.compile(r"^(?:[A-Z]\.?-?)+$|^[A-Z]{1,3}$")
 _UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"})
 
 
+_NOT_A_TO_Z = re.compile(r"[^a-z]")
+
+
+@functools.lru_cache(maxsize=65536)
 def fold(text: str) -> str:
-    """Lower-case ASCII letters only: accents dropped, 'ß' as 'ss', everything else removed."""
+    """Lower-case ASCII letters only: accents dropped, 'ß' as 'ss', everything else removed.
+
+    Cached: a name's tokens are folded again for every reading and spelling variant of it, and
+    the same names recur across a suite's items (it was a tenth of scoring a direct case)."""
     text = text.replace("ß", "ss").replace("ł", "l").replace("Ł", "L").replace("ø", "o")
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z]", "", ascii_text.lower())
+    return _NOT_A_TO_Z.sub("", ascii_text.lower())
 
 
 def _surname_variants(surname_tokens: Sequence[str]) -> frozenset[str]:
