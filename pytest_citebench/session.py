@@ -37,7 +37,7 @@ SESSION_KEY = pytest.StashKey["CitebenchSession"]()
 # The collector's thresholds while cases run. A replayed call allocates thousands of objects
 # (litellm's request, logging and response models), so at CPython's default (700, 10, 10) the
 # young generation is collected every few calls and the whole heap, which grows with every
-# record, about every 300 cases: 1.8 s of a 4,000-case replay's ~24 s of CPU, against 1.0 s
+# record, every few hundred cases: 1.8 s of a 4,000-case replay's ~24 s of CPU, against 1.0 s
 # with these (measured with gc.callbacks; peak RSS 411 against 413 MB). Cycles are still
 # collected, only in larger batches; the process's own thresholds come back when the run ends.
 GC_THRESHOLDS = (50_000, 20, 10)

@@ -357,23 +357,18 @@ def _title_pattern(title_words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"[\W_]*".join(re.escape(w) for w in title_words), re.IGNORECASE)
 
 
-@functools.lru_cache(maxsize=4096)
-def _word_pattern(word: str) -> re.Pattern[str]:
-    return re.compile(re.escape(word), re.IGNORECASE)
-
-
 def _find_title(title_words: tuple[str, ...], text: str) -> re.Match[str] | None:
     """``_title_pattern(title_words).search(text)``, without compiling the title's pattern
     (~0.1-0.25 ms, once per title: about a fifth of scoring a direct case in a replay) for an
     answer that lacks its longest word. Where the title matches, that word alone matches too,
     under the same flags, so the check never turns a match away. For ASCII text and word,
     IGNORECASE means exactly ``in text.lower()``; elsewhere (``re`` also folds the Kelvin sign
-    to k, long s to s) the word's own pattern decides."""
+    to k, long s to s) the word's own pattern, the title pattern of that one word, decides."""
     word = max(title_words, key=len)
     if word.isascii() and text.isascii():
         present = word in text.lower()
     else:
-        present = _word_pattern(word).search(text) is not None
+        present = _title_pattern((word,)).search(text) is not None
     return _title_pattern(title_words).search(text) if present else None
 
 
