@@ -269,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         "cassettes", help="cassettes convert PATH ...: rewrite cassettes as JSON (or --to yaml)"
     )
     sub.add_parser(
-        "local-model", help="serve the local Gemma 3 270M, or re-record its committed cassettes"
+        "local-model",
+        help="serve a local model (gemma-3-270m, smollm2-135m-instruct) or re-record its cassettes",
     )
     _add_commands(sub)
     args = parser.parse_args(argv)

