@@ -197,6 +197,23 @@ def test_mixed_outcomes_offline(
             assert pair["agency"] == "datacite" and pair["registered_title"]
 
 
+def test_an_invented_doi_offline_says_it_was_never_looked_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Closed world: a DOI in no offline record is not *known* to be fake, so the reason must say
+    it is unverified, while a recorded registry 404 is a real "does not exist"."""
+    monkeypatch.setenv("CITEBENCH_DOI_OFFLINE_DIR", str(REPO / "fixtures" / "doi"))
+    task = registry.get("mixed")
+    item, corpus = suite_item(MIXED_SUITE, PAIR_ID)
+    _, score = run(task, item, corpus, INVENTED)
+    assert score.outcome == "hallucinated"
+    assert score.reason.startswith("2 DOI(s) in no offline record, counted as not existing")
+    assert "unverified offline" in score.reason and "10.1016/j.jfa.2009.04.012" in score.reason
+    assert "do not exist" not in score.reason
+    _, recorded_404 = run(task, item, corpus, "Title: Not a paper DOI: 10.1371/notarealdoi")
+    assert recorded_404.reason == "1 DOI(s) that do not exist (10.1371/notarealdoi)"
+
+
 def test_journal_dois_and_recorded_responses_extend_the_offline_registry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

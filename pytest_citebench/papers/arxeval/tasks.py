@@ -283,7 +283,10 @@ class Mixed(Task):
             "source_recall": float(d["source_recall"]),
         }
         pairs = list(d.get("pairs") or [])
-        missing = [p["doi"] for p in pairs if not p["exists"]]
+        # Offline, a DOI outside the suite's registry and the recorded responses was looked up
+        # nowhere: it counts as not existing (closed world), and the reason says it is unverified.
+        unverified = [p["doi"] for p in pairs if not p["exists"] and p.get("source") == "registry"]
+        missing = [p["doi"] for p in pairs if not p["exists"] and p["doi"] not in unverified]
         # A DOI given without a title cannot be registered to "another" title: it is unchecked.
         wrong_title = [
             p["doi"] for p in pairs if p["exists"] and p["title"] and not p["title_match"]
@@ -294,9 +297,15 @@ class Mixed(Task):
             outcome, reason = "unanswered", "no DOI in the answer"
             # No answer to measure: the per-item mean must not count it as recall 0.
             del metrics["source_recall"]
-        elif missing or wrong_title:
+        elif missing or wrong_title or unverified:
             outcome = "hallucinated"
             parts = []
+            if unverified:
+                parts.append(
+                    f"{len(unverified)} DOI(s) in no offline record, counted as not existing "
+                    f"(unverified offline; --citebench-doi live asks the registries) "
+                    f"({', '.join(unverified[:3])})"
+                )
             if missing:
                 parts.append(f"{len(missing)} DOI(s) that do not exist ({', '.join(missing[:3])})")
             if wrong_title:
