@@ -169,8 +169,27 @@ def views(text: str, depth: int = 0) -> set[str]:
     return seen
 
 
+def _texts(value: Any) -> Iterator[str]:
+    """Every string of a loaded cassette; a binary body gunzipped when it is gzip."""
+    if isinstance(value, bytes):
+        if value[:2] == b"\x1f\x8b":
+            value = gzip.decompress(value)
+        yield value.decode("utf-8", "replace")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _texts(k)
+            yield from _texts(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _texts(v)
+    else:
+        yield from strings(value)
+
+
 def cassette_leaks(keys: dict[str, str], path: Path) -> list[str]:
-    texts = list(strings(json.loads(path.read_text(encoding="utf-8"))))
+    from pytest_citebench.recording import CassetteSerializer
+
+    texts = list(_texts(CassetteSerializer.deserialize(path.read_text(encoding="utf-8"))))
     found = []
     for shape, key in keys.items():
         if any(key in view for text in texts for view in views(text)):
@@ -207,6 +226,10 @@ def test_a_key_echoed_in_any_encoding_is_scrubbed_from_the_cassette(
     key = keys[shape]
     headers, body = encoded(key, how, mask)
     request_body = b'{"model": "stub", "note": "' + u_escape(key, mask).encode() + b'"}'
+    sent = {"Content-Type": "application/json"}
+    if how == "gzip-body":  # the request compressed too
+        request_body = gzip.compress(request_body)
+        sent["Content-Encoding"] = "gzip"
     recorder = Recorder(root, "all")
     with pytest.MonkeyPatch.context() as mp, RawServer() as server:
         for generic in GENERIC:
@@ -223,7 +246,7 @@ def test_a_key_echoed_in_any_encoding_is_scrubbed_from_the_cassette(
                             f"{server.url}/chat/completions",
                             content=request_body,
                             headers={
-                                "Content-Type": "application/json",
+                                **sent,
                                 "X-Trace": base64.b64encode(f"t:{key}".encode()).decode(),
                             },
                         )
