@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,6 +139,27 @@ class CitebenchSession:
                     f"{flag} {path}: its folder cannot be created ({exc.strerror or exc}); "
                     "pass a writable path"
                 ) from None
+            target = path if path.exists() else path.parent
+            if not os.access(target, os.W_OK):
+                raise pytest.UsageError(f"{flag} {path}: not writable; pass a writable path")
+        self._check_cassette_folder()
+
+    def _check_cassette_folder(self) -> None:
+        """Recording into a folder that cannot take a cassette would pay for every answer and
+        keep none: a usage error before the first call. (A disk that fills up mid-run is
+        caught when a cassette is saved: ``Recorder.use``.)"""
+        if self.options.record == "none" or all(m.is_local for m in self.models):
+            return
+        root = self.options.cassettes
+        if root.exists() and not root.is_dir():
+            raise pytest.UsageError(f"--citebench-cassettes {root} is a file; pass a folder")
+        existing = next((p for p in (root, *root.parents) if p.exists()), root)
+        if not os.access(existing, os.W_OK):
+            raise pytest.UsageError(
+                f"cannot save cassettes in {root}: {existing} is not writable; make it writable "
+                "or pass --citebench-cassettes DIR (recording would pay for answers it cannot "
+                "keep)"
+            )
 
     def _open_results(self) -> ResultsWriter | None:
         """The results file, opened and locked at start (see ``ResultsWriter``)."""

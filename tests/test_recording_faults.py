@@ -273,3 +273,29 @@ def test_a_dripping_server_ends_the_item_as_an_error_within_the_timeout(
     assert "CallTimeout" in record["error"] and "(after 2 attempts)" in record["error"]
     assert calls == 2
     assert record["duration"] < 2 * 2 + 2.5 and elapsed < 20
+
+
+def test_a_cassette_folder_known_to_be_unwritable_is_a_usage_error_before_any_call(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = (pytester.path / "cassettes").resolve()
+    folder.mkdir()
+    real_access = os.access
+
+    def access(path: Any, mode: int, *args: Any, **kwargs: Any) -> bool:
+        # As a read-only folder answers a user who is not root (root ignores permissions).
+        if Path(path).resolve() == folder:
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    with StubServer(lambda request: ANSWER) as server:
+        result = run(pytester, server.url, "--citebench-record", "once")
+        (pytester.path / "file.txt").write_text("")
+        as_file = run(
+            pytester, server.url, "--citebench-record", "once", "--citebench-cassettes", "file.txt"
+        )
+        assert server.calls == 0
+    assert result.ret == as_file.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: cannot save cassettes in {folder}: *not writable*"])
+    as_file.stderr.fnmatch_lines(["ERROR: --citebench-cassettes file.txt is a file; pass a folder"])
