@@ -353,7 +353,8 @@ def test_resume_runs_records_of_another_version_again_and_says_so(
 def test_an_output_on_a_full_device_is_one_clear_error_and_a_failed_run(
     pytester: pytest.Pytester, tiny: Path, flag: str
 ) -> None:
-    result = pytester.runpytest("--citebench", f"{flag}=/dev/full")  # "=": not a rootdir arg
+    other = {"--citebench-html": "--citebench-markdown=r.md"}.get(flag, "--citebench-html=r.html")
+    result = pytester.runpytest("--citebench", f"{flag}=/dev/full", other)  # "=": not a path arg
     out = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in out and "Traceback" not in out, out
     assert result.ret != 0
@@ -366,6 +367,7 @@ def test_an_output_on_a_full_device_is_one_clear_error_and_a_failed_run(
         assert result.ret == pytest.ExitCode.TESTS_FAILED
         result.stdout.fnmatch_lines([f"ERROR cannot write {flag} /dev/full: No space left*"])
         result.stdout.fnmatch_lines(["citebench verdict:*"])  # the run's verdict still comes
+        assert (pytester.path / other.split("=")[1]).stat().st_size > 0  # the other report came
 
 
 def test_an_output_path_that_is_a_folder_is_a_usage_error_at_start(

@@ -157,7 +157,9 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
             return f"item record without {name!r}"
         if not isinstance(record[name], str) or not record[name]:
             return f"item record: {name!r} must be a non-empty string, got {record[name]!r}"
-    if record.get("outcome") not in OUTCOMES:
+    if "outcome" not in record:
+        return "item record without 'outcome'"
+    if record["outcome"] not in OUTCOMES:
         return (
             f"item record: 'outcome' must be one of {', '.join(OUTCOMES)}, "
             f"got {record.get('outcome')!r}"
