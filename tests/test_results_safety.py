@@ -378,3 +378,25 @@ def test_an_output_path_that_is_a_folder_is_a_usage_error_at_start(
         result = pytester.runpytest("--citebench", flag, "out")
         assert result.ret == USAGE
         result.stderr.fnmatch_lines([f"ERROR: {flag} out is a folder; pass a file path"])
+
+
+def test_the_appender_locks_its_file_and_keeps_or_empties_it(tmp_path: Path) -> None:
+    from pytest_citebench import jsonl
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"a": 1}\n{"b": 2}\n{"torn": ')  # a writer killed mid-line
+    kept = jsonl.Appender(path, keep=True)
+    with pytest.raises(jsonl.FileBusy):
+        jsonl.Appender(path)  # a second writer, even in this process, and nothing truncated
+    assert jsonl.is_locked(path)
+    kept.write({"c": 3})
+    kept.close()
+    assert not jsonl.is_locked(path)
+    assert path.read_text() == '{"a": 1}\n{"b": 2}\n{"c": 3}\n'  # the torn line dropped
+    path.write_text('{"a": 1}')  # whole, but without its newline: kept
+    appender = jsonl.Appender(path, keep=True)
+    appender.write({"b": 2})
+    appender.close()
+    assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
+    jsonl.Appender(path).close()  # not kept: emptied
+    assert path.read_text() == ""
