@@ -38,7 +38,13 @@ def _validate(args: argparse.Namespace) -> int:
     return status
 
 
+#: A bad input file (malformed or missing a field a reader needs): a usage error, as in pytest.
+USAGE_ERROR = 4
+
+
 def _merge(args: argparse.Namespace) -> int:
+    from pytest_citebench.jsonl import JsonlError
+    from pytest_citebench.results.files import FileUsageError
     from pytest_citebench.results.gates import GateError
     from pytest_citebench.results.merge import run
     from pytest_citebench.suites import SuiteError
@@ -57,16 +63,23 @@ def _merge(args: argparse.Namespace) -> int:
             allow_partial=args.allow_partial,
             correction=args.correction,
         )
+    except (JsonlError, FileUsageError) as exc:
+        print(f"merge: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     except (GateError, SuiteError, ValueError, OSError) as exc:
         print(f"merge: {exc}", file=sys.stderr)
         return 2
 
 
 def _baseline_promote(args: argparse.Namespace) -> int:
+    from pytest_citebench.jsonl import JsonlError
     from pytest_citebench.results.compare import promote
 
     try:
         print(promote(Path(args.results), Path(args.to), allow_errors=args.allow_errors))
+    except JsonlError as exc:
+        print(f"baseline promote: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     except (ValueError, OSError) as exc:
         print(f"baseline promote: {exc}", file=sys.stderr)
         return 1
@@ -74,6 +87,7 @@ def _baseline_promote(args: argparse.Namespace) -> int:
 
 
 def _baseline_compare(args: argparse.Namespace) -> int:
+    from pytest_citebench.jsonl import JsonlError
     from pytest_citebench.results.compare import compare_files, comparison_lines
 
     try:
@@ -83,6 +97,9 @@ def _baseline_compare(args: argparse.Namespace) -> int:
             tolerance=args.tolerance,
             correction=args.correction,
         )
+    except JsonlError as exc:
+        print(f"baseline compare: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     except (ValueError, OSError) as exc:
         print(f"baseline compare: {exc}", file=sys.stderr)
         return 2

@@ -21,3 +21,21 @@ class CassetteMiss(CitebenchError):
 
 class BudgetExceeded(CitebenchError):
     """``--citebench-max-cost`` was reached: the run stops before spending more."""
+
+
+#: The ``reason`` of an item whose answer came but whose cassette could not be written (a full
+#: or read-only folder), and of an item not run because of that: the run stops on the first one,
+#: since every further paid answer would be lost the same way.
+UNSAVED_REASON = "the answer came but its cassette could not be saved"
+NOT_RUN_REASON = "not run: the cassette folder cannot be written"
+STOPPING_REASONS = (UNSAVED_REASON, NOT_RUN_REASON)
+
+
+class CassetteNotSaved(CitebenchError):
+    """Recording: the cassette of an answered call could not be written (a full or read-only
+    folder) or would not replay (over the size cap). The answer is kept in the item's record;
+    ``reason`` is the record's reason, and says whether the run stops (``STOPPING_REASONS``)."""
+
+    def __init__(self, message: str, reason: str = UNSAVED_REASON) -> None:
+        super().__init__(message)
+        self.reason = reason

@@ -10,6 +10,7 @@ the same number an editor shows; errors name ``file:line``.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -166,16 +167,85 @@ def _write_all(handle: IO[str], records: Iterable[Mapping[str, Any]], sort_keys:
     return count
 
 
+class FileBusy(OSError):
+    """Another process holds the file's write lock: two writers would interleave their lines."""
+
+
+def _lock(handle: IO[Any]) -> None:
+    """An exclusive, non-blocking lock on ``handle``'s file, released when it is closed (or the
+    process dies); ``FileBusy`` when another process holds it. No-op where ``fcntl`` is missing."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; one writer per file is then up to the user
+        return
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise FileBusy(f"{handle.name}: another process is writing this file") from None
+    except OSError:
+        return  # a file system without locks (some network mounts): write unlocked, as before
+
+
+def is_locked(path: Path | str) -> bool:
+    """Whether another process holds the write lock of ``path`` (a run still writing it)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        with open(path, "rb") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+    except OSError:
+        return False
+    return False
+
+
+def _drop_torn_tail(handle: IO[str], path: Path) -> None:
+    """A file a killed writer left ending mid-line gets that line removed (it is not JSON and
+    never counted), so the next line appended does not glue onto it."""
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    try:
+        json.loads(data[cut:])
+    except ValueError:
+        handle.truncate(cut)
+    else:
+        handle.write("\n")  # a whole record written without its newline: keep it
+        handle.flush()
+
+
 class Appender:
     """One JSON line per ``write``, flushed at once and thread-safe: an interrupted run keeps
-    every record that finished."""
+    every record that finished.
 
-    def __init__(self, path: Path | str) -> None:
+    The file is locked for as long as it is open, so a second process writing the same file
+    fails at once (``FileBusy``) instead of interleaving its lines with ours. ``keep``: append to
+    what the file holds (a run resuming into its own results file) instead of emptying it.
+    """
+
+    def __init__(self, path: Path | str, *, keep: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._handle: IO[str] | None = self.path.open("w", encoding="utf-8", newline="\n")
-        self._writer: jsonlines.Writer | None = _writer(self._handle, flush=True)
+        handle = self.path.open("a", encoding="utf-8", newline="\n")
+        try:
+            _lock(handle)
+            if keep:
+                _drop_torn_tail(handle, self.path)
+            elif self.path.is_file():
+                handle.truncate(0)
+        except BaseException:
+            handle.close()
+            raise
+        self._handle: IO[str] | None = handle
+        self._writer: jsonlines.Writer | None = _writer(handle, flush=True)
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Under the lock, so concurrent writers never interleave; after ``close`` it is a no-op."""
@@ -193,9 +263,10 @@ class Appender:
                 self._handle.flush()
 
     def close(self) -> None:
-        """Idempotent, so every shutdown path may call it."""
+        """Idempotent, so every shutdown path may call it; a failed write's buffered bytes are
+        dropped (the write already raised), so closing never raises."""
         with self._lock:
             if self._handle is not None:
-                self._handle.close()
-                self._handle = None
-                self._writer = None
+                handle, self._handle, self._writer = self._handle, None, None
+                with contextlib.suppress(OSError):
+                    handle.close()

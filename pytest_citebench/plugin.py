@@ -15,6 +15,8 @@ RECORD_MODES = ("none", "once", "new_episodes", "all")
 _SHARD_DESELECTED = pytest.StashKey[int]()
 _RESUMED_KEY = "citebench_resumed"  # in an xdist worker's workeroutput: nodeids it resumed
 _RESUMED_COUNT = pytest.StashKey[int]()
+_LOG_SCRUBBER = pytest.StashKey[Any]()  # removes the log record scrubber at unconfigure
+_STALE_KEY = "citebench_stale"  # in workeroutput: resumed nodeids run again, and why
 _SHARD_EXPECTED_KEY = "citebench_shard_expected"  # in workeroutput: the item records it owes
 # Outcomes other than correct get their own summary category and letter; none of them fails the
 # run (only errors do, and hallucinated under --citebench-strict).
@@ -207,6 +209,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except GateError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = session
+    from pytest_citebench.recording.scrub import install_log_scrubber
+
+    config.stash[_LOG_SCRUBBER] = install_log_scrubber()
     _stop_on_sigterm()
     for paper in registry.papers():  # each paper reads its own options (workers too)
         if paper.configure is not None:
@@ -253,11 +258,24 @@ def pytest_collection_modifyitems(
             config.hook.pytest_deselected(items=dropped)
     if not cb.resumed:
         return
-    done = [item for item in items if item.nodeid in cb.resumed]
+    done = []
+    for item in items:
+        record = cb.resumed.get(item.nodeid)
+        job = getattr(item, "job", None)
+        if record is None:
+            continue
+        stale = cb.stale_reason(record, job) if job is not None else None
+        if stale is None:
+            done.append(item)
+        else:  # scored against other golds or rules: run again, and said in the summary
+            cb.stale_resumed[item.nodeid] = stale
+    if cb.is_worker and cb.stale_resumed:
+        config.workeroutput[_STALE_KEY] = dict(cb.stale_resumed)  # type: ignore[attr-defined]
     config.stash[_RESUMED_COUNT] = len(done)
     if done:
         # Same file, same decision on every xdist worker, so they all collect the same items.
-        items[:] = [item for item in items if item.nodeid not in cb.resumed]
+        resumed = {item.nodeid for item in done}
+        items[:] = [item for item in items if item.nodeid not in resumed]
         config.hook.pytest_deselected(items=done)
         if cb.is_worker:
             # Under xdist the controller collects nothing, so it cannot know which resumed
@@ -322,6 +340,8 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         # of all shards decides (python -m pytest_citebench merge).
         if cb.options.shard is None:
             session.testsfailed += failed
+        # A results file or report that could not be written fails any run, a shard's too.
+        session.testsfailed += len(cb.output_errors)
     return result
 
 
@@ -387,6 +407,9 @@ class _ControllerHooks:
         nodeids = output.get(_RESUMED_KEY)
         if nodeids is not None and not self.cb.resumed_replayed:
             self.cb.replay_resumed(list(nodeids))
+        stale = output.get(_STALE_KEY)
+        if isinstance(stale, dict):
+            self.cb.stale_resumed.update(stale)
         expected = output.get(_SHARD_EXPECTED_KEY)
         if isinstance(expected, int):
             self.cb.shard_expected = expected  # every worker collects the same items
@@ -423,6 +446,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from pytest_citebench.reports.summary import write_summary
 
     write_summary(terminalreporter, cb)
+    if cb.stale_resumed:
+        from collections import Counter
+
+        why = Counter(cb.stale_resumed.values())
+        terminalreporter.write_line(
+            f"citebench: ran {len(cb.stale_resumed)} item(s) of --citebench-resume "
+            f"{cb.options.resume} again: recorded under another version ("
+            + "; ".join(f"{reason}: {n}" for reason, n in sorted(why.items()))
+            + ")",
+            yellow=True,
+        )
+    for error in cb.output_errors:
+        terminalreporter.write_line(f"ERROR {error}", red=True)
     for line in latency_warnings(cb.models, cb.records):
         terminalreporter.write_line(line, yellow=True)
     misses = miss_report(cb.records, [str(a) for a in cb.config.invocation_params.args])
@@ -453,3 +489,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if cb is not None:
         cb.close()
         cb.close_results()
+    remove = config.stash.get(_LOG_SCRUBBER, None)
+    if remove is not None:
+        remove()
+        del config.stash[_LOG_SCRUBBER]

@@ -24,15 +24,17 @@ from typing import Any
 from pytest_citebench.api import (
     LEGACY_SCORER_VERSION,
     SCORER_VERSION,
+    Attempt,
     Hint,
     Message,
     Outcome,
     Sample,
     Task,
 )
-from pytest_citebench.errors import CassetteMiss, CitebenchError
+from pytest_citebench.errors import CassetteMiss, CassetteNotSaved, CitebenchError
 from pytest_citebench.models import Model, track_usage, usage_summary
 from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_text
+from pytest_citebench.recording.scrub import scrub_decoded
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         )
 
     recording = recorder is not None and not job.model.is_local
+    attempt: Attempt | None = None
     try:
         if recorder is not None and recording:
             command = f"pytest --citebench --citebench-model {job.model.name} '{job.nodeid}'"
@@ -133,9 +136,13 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         else:
             attempt = await job.task.solve(job.item, generate, suite_corpus=job.corpus)
         score = job.task.score(job.item, attempt)
+    except CassetteNotSaved as exc:
+        # The answer was paid for: it stays in the record (an error all the same, since no
+        # replay can reproduce it), with what it would have scored.
+        return _unsaved(job, attempt, exc, result)
     except CitebenchError as exc:
         # Provider errors quote requests and URLs; keys in them are scrubbed like cassettes.
-        error = scrub_text(str(exc))
+        error = scrub_decoded(str(exc))
         if recording and recorder is not None:
             _note_recording_error(recorder, job.cassette, exc, error)
         return result(
@@ -148,7 +155,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         )
     except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
         trace = "".join(traceback.format_exception(exc, limit=-6))
-        error = scrub_text(f"{type(exc).__name__}: {exc}\n{trace}")
+        error = scrub_decoded(f"{type(exc).__name__}: {exc}\n{trace}")
         if recording and recorder is not None:
             _note_recording_error(recorder, job.cassette, exc, error)
         return result(
@@ -170,6 +177,32 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         raw_answer=attempt.final.raw,
         stages=stages,
         reason=score.reason or DEFAULT_REASONS.get(score.outcome, score.outcome),
+    )
+
+
+def _unsaved(
+    job: Job, attempt: Attempt | None, exc: CassetteNotSaved, result: Callable[..., ItemResult]
+) -> ItemResult:
+    """The error record of an item whose cassette was not saved, keeping the answer it got."""
+    error = scrub_decoded(str(exc))
+    if attempt is None:
+        return result("error", answer="", expected="", metrics={}, error=error, reason=exc.reason)
+    try:
+        score = job.task.score(job.item, attempt)
+    except Exception:  # the answer is what matters here; a scoring failure must not hide it
+        expected, metrics = "", {}
+    else:
+        expected, metrics = score.expected, dict(score.metrics)
+        error += f" (it scored {score.outcome})"
+    return result(
+        "error",
+        answer=attempt.final.answer,
+        expected=expected,
+        metrics=metrics,
+        raw_answer=attempt.final.raw,
+        stages=[asdict(s) for s in attempt.stages],
+        error=error,
+        reason=exc.reason,
     )
 
 

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ import pytest
 
 from pytest_citebench.models import Model, RetryPolicy, SamplingParams
 from pytest_citebench.options import Options
+from pytest_citebench.results.files import same_file
 from pytest_citebench.results.gates import Gate, GateResult, parse_gate
 from pytest_citebench.runner import Engine, ItemResult, Job, run_item
 from pytest_citebench.workers import share, worker_slot, xdist_queue, xdist_workers
@@ -89,6 +91,97 @@ class CitebenchSession:
         self.baseline_records: list[dict[str, Any]] = self._load_baseline()
         self.comparison: Comparison | None = None
         self.written_reports: list[tuple[str, Path]] = []
+        # Resumed records this run did again: made under another suite or scorer version.
+        self.stale_resumed: dict[str, str] = {}
+        # Why the run must stop now (the results file cannot be written), and what could not be
+        # written once it was over (the aggregates, a report): each is one error, exit non-zero.
+        self.stop_reason: str | None = None
+        self.output_errors: list[str] = []
+        if not self.is_worker:
+            self._check_output_paths()
+            # Last: nothing after it may fail, or the file would stay locked for nothing.
+            self._writer = self._open_results()
+
+    def _check_output_paths(self) -> None:
+        """Before any model call: no output overwrites an input (a baseline given as the results
+        file lost its records), no two outputs share a file, and every output can be created."""
+        opts = self.options
+        inputs = [("--citebench-baseline", opts.baseline), ("--citebench-resume", opts.resume)]
+        outputs = [
+            ("--citebench-results", opts.results),
+            ("--citebench-html", opts.html),
+            ("--citebench-markdown", opts.markdown),
+        ]
+        from pytest_citebench.results.files import FileUsageError, check_files
+
+        try:
+            check_files(inputs, [])  # neither is a file another run is still writing
+        except FileUsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        for index, (flag, path) in enumerate(outputs):
+            if path is None:
+                continue
+            for other, source in inputs + outputs[:index]:
+                if source is None or not same_file(path, source):
+                    continue
+                if flag == "--citebench-results" and other == "--citebench-resume":
+                    continue  # resuming into its own file: kept whole (ResultsWriter keep)
+                raise pytest.UsageError(
+                    f"{flag} {path} is also {other}: the run would overwrite it; "
+                    f"pass another path for {flag}"
+                )
+            if path.is_dir():
+                raise pytest.UsageError(f"{flag} {path} is a folder; pass a file path")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise pytest.UsageError(
+                    f"{flag} {path}: its folder cannot be created ({exc.strerror or exc}); "
+                    "pass a writable path"
+                ) from None
+            target = path if path.exists() else path.parent
+            if not os.access(target, os.W_OK):
+                raise pytest.UsageError(f"{flag} {path}: not writable; pass a writable path")
+        self._check_cassette_folder()
+
+    def _check_cassette_folder(self) -> None:
+        """Recording into a folder that cannot take a cassette would pay for every answer and
+        keep none: a usage error before the first call. (A disk that fills up mid-run is
+        caught when a cassette is saved: ``Recorder.use``.)"""
+        if self.options.record == "none" or all(m.is_local for m in self.models):
+            return
+        root = self.options.cassettes
+        if root.exists() and not root.is_dir():
+            raise pytest.UsageError(f"--citebench-cassettes {root} is a file; pass a folder")
+        existing = next((p for p in (root, *root.parents) if p.exists()), root)
+        if not os.access(existing, os.W_OK):
+            raise pytest.UsageError(
+                f"cannot save cassettes in {root}: {existing} is not writable; make it writable "
+                "or pass --citebench-cassettes DIR (recording would pay for answers it cannot "
+                "keep)"
+            )
+
+    def _open_results(self) -> ResultsWriter | None:
+        """The results file, opened and locked at start (see ``ResultsWriter``)."""
+        path = self.options.results
+        if path is None or self.config.option.collectonly:
+            return None
+        from pytest_citebench.jsonl import FileBusy
+        from pytest_citebench.results.files import ResultsWriter
+
+        resume = self.options.resume
+        try:
+            return ResultsWriter(path, keep=resume is not None and same_file(path, resume))
+        except FileBusy:
+            raise pytest.UsageError(
+                f"--citebench-results {path}: another pytest --citebench run is writing this "
+                "file (their records would interleave); wait for it to end or pass another path"
+            ) from None
+        except OSError as exc:
+            raise pytest.UsageError(
+                f"--citebench-results {path}: cannot open it for writing "
+                f"({exc.strerror or exc}); pass a writable path"
+            ) from None
 
     def _check_workers(self) -> None:
         """Budgets are split between xdist workers (``share``): each needs a slot of the run's
@@ -476,14 +569,32 @@ class CitebenchSession:
 
     def replay_resumed(self, nodeids: list[str]) -> None:
         """Finished items of the resumed file that this run selected count as if they had just
-        run (controller only): same records, same aggregates, written to the new results file."""
+        run (controller only): same records, same aggregates, written to the new results file
+        (unless that file is the resumed one, which holds them already)."""
         self.resumed_replayed = True
+        write = not (self._writer is not None and self._writer.keep)
         for nodeid in nodeids:
-            self.add_record(self.resumed[nodeid])
+            self.add_record(self.resumed[nodeid], write=write)
+
+    def stale_reason(self, record: dict[str, Any], job: Job) -> str | None:
+        """Why a resumed record cannot stand for this run's item: its answer was scored against
+        another suite version (other golds) or under other scoring rules. Such items run again."""
+        from pytest_citebench.api import LEGACY_SCORER_VERSION, SCORER_VERSION
+
+        version = record.get("suite_version")
+        if version != job.suite_version:
+            return f"suite {job.item.suite} v{version} -> v{job.suite_version}"
+        scorer = str(record.get("scorer_version") or LEGACY_SCORER_VERSION)
+        if scorer != SCORER_VERSION:
+            return f"scorer {scorer} -> {SCORER_VERSION}"
+        return None
 
     def should_stop(self) -> str | None:
-        """Why to stop the run, once errors pass ``--citebench-max-errors``: the provider is down,
-        and more calls would only add errors."""
+        """Why to stop the run: the results file cannot be written (more calls would be paid
+        for and lost), a cassette cannot be saved, or errors passed ``--citebench-max-errors``
+        (the provider is down, and more calls would only add errors)."""
+        if self.stop_reason is not None:
+            return self.stop_reason
         limit = self.options.max_errors
         if limit is not None and self.error_count > limit:
             return (
@@ -492,22 +603,31 @@ class CitebenchSession:
             )
         return None
 
-    def add_record(self, record: dict[str, Any], line: str | None = None) -> None:
+    def add_record(
+        self, record: dict[str, Any], line: str | None = None, *, write: bool = True
+    ) -> None:
         """Written to the results file as it arrives, so an interrupted run can be resumed.
         ``line``: the record as ``jsonl.dumps`` wrote it (a case's report carries it), written
-        as it is."""
+        as it is; ``write=False``: the file holds it already (a resumed record, same file)."""
+        from pytest_citebench.errors import STOPPING_REASONS
+
         self.records.append(record)
         if record.get("outcome") == "error":
             self.error_count += 1
-        if self.options.results is not None:
-            if self._writer is None:
-                from pytest_citebench.results.files import ResultsWriter
+            if record.get("reason") in STOPPING_REASONS and self.stop_reason is None:
+                self.stop_reason = f"citebench: {str(record.get('error')).splitlines()[0]}"
+        if self._writer is None or not write:
+            return
+        from pytest_citebench.results.files import ResultsWriteError
 
-                self._writer = ResultsWriter(self.options.results)
+        try:
             if line is None:
                 self._writer.write(record)
             else:
                 self._writer.write_line(line)
+        except ResultsWriteError as exc:
+            self._writer = None
+            self.stop_reason = f"citebench: {exc}"
 
     def finish(self) -> int:
         """Aggregate, check gates, append aggregates to the results file; returns failed gates."""
@@ -516,17 +636,17 @@ class CitebenchSession:
 
         self.aggregates = aggregate(self.records)
         self.gate_results, self.unmatched_gates = evaluate(self.gates, self.aggregates)
-        if self._writer is None and self.options.results is not None:
-            from pytest_citebench.results.files import ResultsWriter
-
-            self._writer = ResultsWriter(self.options.results)
         if self._writer is not None:
-            for agg in self.aggregates:
-                self._writer.write(agg.to_record())
+            from pytest_citebench.results.files import ResultsWriteError
+
+            tail = [agg.to_record() for agg in self.aggregates]
             if self.options.shard is not None and self.shard_expected is not None:
-                self._writer.write(self.shard_record())
-            self._writer.close()
-            self._writer = None
+                tail.append(self.shard_record())
+            writer, self._writer = self._writer, None
+            try:
+                writer.finish(self.records, tail)
+            except ResultsWriteError as exc:
+                self.output_errors.append(str(exc))
         return sum(not r.passed for r in self.gate_results)
 
     def shard_record(self) -> dict[str, Any]:
@@ -612,7 +732,6 @@ class CitebenchSession:
             )
         if self.options.html is not None or self.options.markdown is not None:
             from pytest_citebench.reports.data import ReportData
-            from pytest_citebench.reports.output import write_reports
 
             data = ReportData(
                 records=self.records,
@@ -623,7 +742,25 @@ class CitebenchSession:
                 settings=self.report_settings(),
                 show=self.options.show,
             )
-            self.written_reports = write_reports(
-                data, html=self.options.html, markdown=self.options.markdown
-            )
+            self._write_reports(data)
         return len(self.comparison.failures) if self.comparison is not None else 0
+
+    def _write_reports(self, data: Any) -> None:
+        """Each report on its own: a full disk or a device that refuses writes is one error
+        naming the file (the run then fails), not an INTERNALERROR, and the other still comes."""
+        from pytest_citebench.reports.output import write_reports
+
+        for flag, kwargs in (
+            ("--citebench-html", {"html": self.options.html}),
+            ("--citebench-markdown", {"markdown": self.options.markdown}),
+        ):
+            path = next(iter(kwargs.values()))
+            if path is None:
+                continue
+            try:
+                self.written_reports += write_reports(data, **kwargs)
+            except OSError as exc:
+                self.output_errors.append(
+                    f"cannot write {flag} {path}: {exc.strerror or exc}; free space or pass "
+                    "another path (the results file has every record)"
+                )

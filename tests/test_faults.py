@@ -108,6 +108,12 @@ ROWS: tuple[Row, ...] = (
     _row_always(
         "slow-first-byte-past-timeout", Fault("slow_first_byte", delay=2 * TIMEOUT), "Timeout"
     ),
+    # Each byte within the timeout, the whole answer far past it: the timeout is a deadline.
+    _row_always(
+        "drip-past-timeout",
+        Fault("drip", delay=0.25),
+        "CallTimeout: no complete answer within --citebench-timeout 1 s",
+    ),
 )
 BY_NAME = {row.name: row for row in ROWS}
 ERRORS = sum(row.outcome == "error" for row in ROWS)

@@ -42,7 +42,8 @@ def test_jsonl_splits_at_newline_only_and_counts_lines(tmp_path: Path) -> None:
     with pytest.raises(jsonl.JsonlError, match=r"torn\.jsonl:2: malformed JSON"):
         jsonl.read_objects(torn)
     middle = tmp_path / "middle.jsonl"
-    middle.write_text('{"a": 1}\n{"b": \n{"c": 3}\n', encoding="utf-8")
+    agg = '{"type": "aggregate"}'
+    middle.write_text(f'{agg}\n{{"b": \n{agg}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"middle\.jsonl:2: malformed JSON"):
         read_results(middle)
 

@@ -215,7 +215,7 @@ def test_merge_reads_manifest_gates_and_reports_errors(
     broken.write_text("".join(json.dumps(r) + "\n" for r in records))
     assert cli(["merge", str(broken)]) == 1
     assert "1 item(s) ended in an error" in capsys.readouterr().out
-    assert cli(["merge", str(pytester.path / "nonexistent.jsonl")]) == 2
+    assert cli(["merge", str(pytester.path / "nonexistent.jsonl")]) == 4  # usage error
 
 
 def test_empty_shard_exits_zero_and_bad_spec_is_a_usage_error(

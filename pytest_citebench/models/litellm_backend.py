@@ -4,6 +4,7 @@ custom provider so the built-in baselines are reachable as ``litellm.completion(
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import warnings
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pytest_citebench.errors import ResponseError
 from pytest_citebench.models.types import LOCAL_PREFIX, local_answer, offline_environment
 
 _RETRYABLE = (
+    "CallTimeout",
     "RateLimitError",
     "APIConnectionError",
     "Timeout",
@@ -127,15 +129,30 @@ def _learn_pricing(model: str, kwargs: dict[str, Any], done: Completion) -> None
         _UNPRICED.add(model)
 
 
+class CallTimeout(TimeoutError):
+    """The whole call outlived ``--citebench-timeout``: retried like any other timeout."""
+
+
 async def acompletion(
     model: str, messages: list[dict[str, str]], *, timeout: float, **kwargs: Any
 ) -> Completion:
-    """One chat completion; litellm's own retries are off because ours know about cassettes."""
+    """One chat completion; litellm's own retries are off because ours know about cassettes.
+
+    ``timeout`` is a deadline for the whole call. litellm hands it to httpx, where it bounds each
+    wait for the next bytes only: a server that drips a byte every quarter second never trips it,
+    and a 2 s timeout took minutes. So the call is also cancelled once ``timeout`` has passed."""
     lib = litellm()
     sent = _pricing(model, kwargs)
-    response = await lib.acompletion(
+    call = lib.acompletion(
         model=model, messages=messages, timeout=timeout, max_retries=0, num_retries=0, **sent
     )
+    try:
+        response = await asyncio.wait_for(call, timeout)
+    except TimeoutError:
+        raise CallTimeout(
+            f"no complete answer within --citebench-timeout {timeout:g} s (a deadline for the "
+            "whole call, however slowly the answer arrives)"
+        ) from None
     done = _completion(lib, model, response)
     _learn_pricing(model, kwargs, done)
     return done

@@ -5,6 +5,7 @@ beside the recording so a cassette that stops matching after an upgrade explains
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -13,11 +14,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from pytest_citebench.errors import CassetteNotSaved
 from pytest_citebench.recording.scrub import scrub_uri
 
 MAX_CASSETTE_BYTES = 32 * 1024 * 1024
 MAX_CASSETTE_NODES = 2_000_000  # YAML nodes after alias expansion
 CLIENT_PACKAGES = ("litellm", "openai", "httpx", "vcrpy")
+#: The reason of an item whose exchange was too big (or otherwise unfit) to replay: that item
+#: alone is an error; the run goes on.
+TOO_LARGE_REASON = "the answer cannot be recorded: replay would refuse its cassette"
 
 
 @functools.cache
@@ -188,21 +193,50 @@ class CassettePersister:
     def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
         """As UTF-8 whatever the locale (vcrpy writes in the locale's encoding, and JSON keeps
         non-ASCII titles as they are), through a temporary file so that an interrupted save
-        leaves the old cassette or none, never half of one."""
+        leaves the old cassette or none, never half of one.
+
+        What is recorded must replay: the text is put through the checks replay makes (the size
+        cap first) before it is written, so a cassette replay would refuse is never saved and
+        the item says why at record time (``CassetteNotSaved``)."""
         from vcr.serialize import serialize
 
-        write_text_atomic(Path(cassette_path), serialize(cassette_dict, serializer))
+        text = serialize(cassette_dict, serializer)
+        data = text.encode("utf-8")
+        if len(data) > MAX_CASSETTE_BYTES:
+            raise CassetteNotSaved(
+                f"the recorded exchange is {len(data) / 1e6:.1f} MB, more than the "
+                f"{MAX_CASSETTE_BYTES} bytes (32 MiB) a cassette may hold, so replay would "
+                f"refuse it; not saved to {cassette_path}. Ask for a shorter answer "
+                "(--citebench-max-tokens); the answer is kept in this item's record",
+                reason=TOO_LARGE_REASON,
+            )
+        try:
+            CassetteSerializer.deserialize(text)
+        except Exception as exc:
+            raise CassetteNotSaved(
+                f"the recorded exchange would not replay ({' '.join(str(exc).split())[:200]}); "
+                f"not saved to {cassette_path}; the answer is kept in this item's record",
+                reason=TOO_LARGE_REASON,
+            ) from None
+        write_bytes_atomic(Path(cassette_path), data)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """``path`` holds ``text`` (UTF-8) or what it held before, never a mix."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` or what it held before, never a mix (a full disk mid-write
+    leaves no partial file behind either)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
-        partial.write_bytes(text.encode("utf-8"))
+        partial.write_bytes(data)
         os.replace(partial, path)
     finally:
-        partial.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
 
 
 def _raw_interaction_problem(interaction: Any) -> str | None:

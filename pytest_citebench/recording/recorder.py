@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.errors import CitebenchError
+from pytest_citebench.errors import NOT_RUN_REASON, CassetteNotSaved, CitebenchError
 from pytest_citebench.recording.cassettes import (
     CassettePersister,
     CassetteSerializer,
@@ -139,6 +139,8 @@ class Recorder:
         self.mode = mode
         self._exit: contextlib.ExitStack | None = None
         self._config: dict[str, Any] | None = None
+        # Set when a cassette could not be written to ``root``: no further call is paid for.
+        self.unwritable: str | None = None
 
     def _cassette_config(self) -> dict[str, Any]:
         if self._config is None:
@@ -216,6 +218,12 @@ class Recorder:
     def use(self, path: Path, record_command: str) -> Iterator[ItemCassette]:
         """Route this task's requests to ``path``; save it if the item finished and recorded."""
         cassette = self.load_cassette(path, record_command)
+        if self.unwritable is not None and (self.mode != "once" or not cassette.data):
+            # It would record: a call paid for and its cassette lost like the last one.
+            raise CassetteNotSaved(
+                f"{self.unwritable}; this item was not run, so nothing was paid for",
+                reason=NOT_RUN_REASON,
+            )
         state = ItemCassette(path, cassette, record_command)
         token = _CURRENT.set(state)
         try:
@@ -224,5 +232,17 @@ class Recorder:
             _CURRENT.reset(token)
         # Saved only when the item finished: a half-recorded conversation would replay as a miss.
         if cassette.dirty:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            cassette._save()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                cassette._save()
+            except OSError as exc:
+                self.unwritable = (
+                    f"cannot save cassettes in {self.root}: {exc.strerror or exc}; the run stops "
+                    "before paying for more answers. Free space or make the folder writable (or "
+                    "pass --citebench-cassettes DIR), then record the errored items again "
+                    "(--citebench-resume RESULTS runs only those)"
+                )
+                raise CassetteNotSaved(
+                    f"{self.unwritable}; this item's answer is kept in its record, unsaved "
+                    f"({path.name} was not written)"
+                ) from None

@@ -7,8 +7,10 @@ strings shaped like common providers' keys are scrubbed even when citebench neve
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 FILTER_HEADERS = (
@@ -170,28 +172,174 @@ def redact_params(value: Any, secrets: list[str] | None = None) -> Any:
     return value
 
 
-def _scrub_body(body: Any, secrets: list[str]) -> Any:
+# Escapes that can spell printable ASCII, which is what keys are made of: a server echoing a key
+# as "\u0073k-..." or "sk-...\/..." (JSON), or "sk%2D..." (a URL). JSON writers escape only
+# non-ASCII and control characters, so an ordinary body has none of these and skips the decoding.
+_HIDING = re.compile(r"\\u00[2-7][0-9a-fA-F]|\\/|%[0-9A-Fa-f]{2}")
+# A stretch of text with no separator in it, escapes included: decoded and scrubbed as one.
+_RUN = re.compile(r'(?:\\u[0-9a-fA-F]{4}|\\[\\/"bfnrt]|%[0-9A-Fa-f]{2}|[\w.~+/=:@-])+')
+_JSON_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|[\\/"bfnrt])')
+_SIMPLE_ESCAPES = {
+    "\\": "\\",
+    "/": "/",
+    '"': '"',
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+}
+# Base64 (standard or URL-safe) long enough to hold the shortest secret scrubbed (8 characters).
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
+_MAX_DEPTH = 4  # encodings inside encodings, each decoded in turn
+_MAX_INFLATED = 64 * 1024 * 1024
+
+
+def _json_unescape(text: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        return chr(int(code[1:], 16)) if code[0] == "u" else _SIMPLE_ESCAPES[code]
+
+    return _JSON_ESCAPE.sub(one, text)
+
+
+def _decoded_hides_secret(run: str, secrets: list[str], depth: int) -> bool:
+    """Whether ``run`` decodes (JSON escapes, percent-encoding, in any nesting) to a secret."""
+    from urllib.parse import unquote
+
+    decoded = run
+    for _ in range(_MAX_DEPTH):
+        step = unquote(_json_unescape(decoded))
+        if step == decoded:
+            break
+        decoded = step
+    return decoded != run and scrub_decoded(decoded, secrets, depth + 1) != decoded
+
+
+def _inflate(data: bytes) -> bytes | None:
+    """A gzip or zlib stream's content (bounded), or None when ``data`` is neither."""
+    import zlib
+
+    if data[:2] == b"\x1f\x8b":
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif data[:1] == b"\x78":
+        inflater = zlib.decompressobj()
+    else:
+        return None
+    try:
+        return inflater.decompress(data, _MAX_INFLATED)
+    except zlib.error:
+        return None
+
+
+def _base64_hides_secret(token: str, secrets: list[str], depth: int) -> bool:
+    import base64
+    import binascii
+
+    padded = token.rstrip("=") + "=" * (-len(token.rstrip("=")) % 4)
+    try:
+        if "-" in padded or "_" in padded:
+            raw = base64.urlsafe_b64decode(padded)
+        else:
+            raw = base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    raw = _inflate(raw) or raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return scrub_decoded(text, secrets, depth + 1) != text
+
+
+def _scrub_json(value: Any, secrets: list[str], depth: int, base64: bool) -> Any:
+    if isinstance(value, str):
+        return scrub_decoded(value, secrets, depth + 1, base64=base64)
+    if isinstance(value, dict):
+        return {
+            _scrub_json(k, secrets, depth, base64): _scrub_json(v, secrets, depth, base64)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_scrub_json(v, secrets, depth, base64) for v in value]
+    return value
+
+
+def scrub_decoded(
+    text: str, secrets: list[str] | None = None, depth: int = 0, *, base64: bool = True
+) -> str:
+    """``scrub_text``, and also of what the text *decodes* to, for what goes into a cassette.
+
+    A server may echo a key back JSON-escaped (``\\u0073k-...``, ``\\/``), percent-encoded or
+    in base64 (gzip'd or not): byte for byte that is not the key, decoded it is. A JSON document
+    is parsed, each of its strings scrubbed the same way, and written again if one changed; any
+    other stretch of text that decodes to a secret becomes ``<REDACTED>`` whole.
+
+    ``base64=False`` skips the base64 pass, the costly one (~30 us on a prompt's body): a request
+    body is filtered again on every replayed call, and it is what the client wrote from our
+    prompt and parameters, never a server's echo."""
+    secrets = secret_values() if secrets is None else secrets
+    text = scrub_text(text, secrets)
+    if depth >= _MAX_DEPTH:
+        return text
+    if _HIDING.search(text):
+        if text.lstrip()[:1] in ("{", "["):
+            import json
+
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                scrubbed = _scrub_json(value, secrets, depth, base64)
+                if scrubbed != value:
+                    text = json.dumps(scrubbed, ensure_ascii=False)
+        text = _RUN.sub(
+            lambda m: REDACTED if _decoded_hides_secret(m.group(), secrets, depth) else m.group(),
+            text,
+        )
+    if base64 and len(text) >= 12:
+        text = _BASE64.sub(
+            lambda m: REDACTED if _base64_hides_secret(m.group(), secrets, depth) else m.group(),
+            text,
+        )
+    return text
+
+
+def _scrub_body(body: Any, secrets: list[str], *, base64: bool = True) -> Any:
+    """A recorded body, scrubbed of what it decodes to; a compressed one is inflated first and
+    compressed again only if it held a secret (replay then misses that request, rightly)."""
     if isinstance(body, bytes):
+        inflated = _inflate(body)
+        if inflated is not None:
+            clean = _scrub_body(inflated, secrets, base64=base64)
+            if clean == inflated:
+                return body
+            import gzip
+
+            return gzip.compress(clean, mtime=0)
         try:
-            return scrub_text(body.decode("utf-8"), secrets).encode("utf-8")
+            return scrub_decoded(body.decode("utf-8"), secrets, base64=base64).encode("utf-8")
         except UnicodeDecodeError:
-            return body
+            # Binary: the secrets' own bytes and key shapes, read one byte per character.
+            raw = [s.encode("utf-8").decode("latin-1") for s in secrets]
+            return scrub_text(body.decode("latin-1"), raw).encode("latin-1")
     if isinstance(body, str):
-        return scrub_text(body, secrets)
+        return scrub_decoded(body, secrets, base64=base64)
     return body
 
 
 def _before_record_request(request: Any) -> Any:
     secrets = secret_values()
-    request.uri = scrub_text(request.uri, secrets)
-    request.body = _scrub_body(request.body, secrets)
+    request.uri = scrub_decoded(request.uri, secrets)
+    request.body = _scrub_body(request.body, secrets, base64=False)
     for name in list(request.headers):
         if credential_header(name):
             del request.headers[name]
             continue
         value = request.headers[name]
         if isinstance(value, str):
-            request.headers[name] = scrub_text(value, secrets)
+            request.headers[name] = scrub_decoded(value, secrets)
     return request
 
 
@@ -204,7 +352,82 @@ def _before_record_response(response: dict[str, Any]) -> dict[str, Any] | None:
     for name in list(headers):
         if name.lower() in FILTER_HEADERS or credential_header(name):
             del headers[name]
+            continue
+        values = headers[name]
+        if isinstance(values, list):
+            headers[name] = [scrub_decoded(v, secrets) if isinstance(v, str) else v for v in values]
+        elif isinstance(values, str):
+            headers[name] = scrub_decoded(values, secrets)
     body = response.get("body") or {}
     if "string" in body:
         body["string"] = _scrub_body(body["string"], secrets)
     return response
+
+
+# litellm's loggers: with json_logs on they put request headers in a record's extra fields.
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
+def _scrub_record(record: logging.LogRecord) -> None:
+    """The record's message (its arguments merged in) and traceback, scrubbed in place."""
+    try:
+        message = record.getMessage()
+    except Exception:  # a malformed log call: logging reports it itself when it formats
+        return
+    clean = scrub_text(message)
+    if clean != message:
+        record.msg, record.args = clean, None
+    if record.exc_info and not record.exc_text:
+        text = logging.Formatter().formatException(record.exc_info)
+        record.exc_text = scrub_text(text)
+    if record.stack_info:
+        record.stack_info = scrub_text(record.stack_info)
+
+
+class _ExtraFieldsFilter(logging.Filter):
+    """Scrubs the extra fields of a record, which are set after the record factory ran."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, value in list(vars(record).items()):
+            if name in _PLAIN_RECORD_FIELDS:
+                continue
+            if isinstance(value, str):
+                setattr(record, name, scrub_text(value))
+            elif isinstance(value, dict | list | tuple | set):
+                setattr(
+                    record, name, redact_params(list(value) if isinstance(value, set) else value)
+                )
+        return True
+
+
+_PLAIN_RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({})))
+
+
+def install_log_scrubber() -> Callable[[], None]:
+    """No secret in any log line: every log record is scrubbed as it is made (so the line
+    litellm logs at DEBUG with the request as a curl command, headers from ``extra_headers``
+    included, never shows a key), whoever handles it (pytest's capture, a log file, stderr).
+    Returns the function that removes it. Costs nothing for records never made (a level that
+    is off)."""
+    if _SECRETS is None:
+        snapshot_secrets()  # on the main thread, as Recorder.activate does
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        _scrub_record(record)
+        return record
+
+    logging.setLogRecordFactory(factory)
+    extras = _ExtraFieldsFilter()
+    loggers = [logging.getLogger(name) for name in _LITELLM_LOGGERS]
+    for logger in loggers:
+        logger.addFilter(extras)
+
+    def remove() -> None:
+        if logging.getLogRecordFactory() is factory:
+            logging.setLogRecordFactory(previous)
+        for logger in loggers:
+            logger.removeFilter(extras)
+
+    return remove

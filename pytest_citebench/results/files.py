@@ -9,12 +9,56 @@ other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 ItemKey = tuple[str, str, str, str]  # model, suite, task, item_id
 _VOLATILE = ("duration",)
+
+
+class FileUsageError(ValueError):
+    """Files given that cannot work together (an output that is also an input, a file another run
+    is still writing): a usage error, reported before anything is read or written."""
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same path once resolved, or one file by two names
+    (a hard link)."""
+    import os
+
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_files(
+    inputs: Sequence[tuple[str, Path | None]], outputs: Sequence[tuple[str, Path | None]]
+) -> None:
+    """``FileUsageError`` when an output would overwrite an input or another output, or an input
+    is still being written by a run (its lock is held: it may be half written)."""
+    from pytest_citebench.jsonl import is_locked
+
+    for flag, path in inputs:
+        if path is not None and is_locked(path):
+            raise FileUsageError(
+                f"{flag} {path}: a pytest --citebench run is still writing it; wait for that run "
+                "to end, then try again"
+            )
+    named = [(f, p) for f, p in inputs if p is not None]
+    for flag, path in outputs:
+        if path is None:
+            continue
+        for other, source in named:
+            if same_file(path, source):
+                raise FileUsageError(
+                    f"{flag} {path} is also {other}: it would be overwritten; pass another path "
+                    f"for {flag}"
+                )
+        named.append((flag, path))
 
 
 def record_key(record: Mapping[str, Any]) -> ItemKey:
@@ -69,32 +113,159 @@ def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: 
 
 def read_shard(path: Path) -> dict[str, Any] | None:
     """The ``{"type": "shard", ...}`` record a ``--citebench-shard`` run writes last, or None."""
-    from pytest_citebench import jsonl
-
     found = None
-    for _, record in jsonl.iter_objects(path, torn_tail_ok=True):
+    for record in _checked_records(path):
         if record.get("type") == "shard":
             found = record
     return found
 
 
+# What the readers (resume, aggregate, compare, merge, reports, rescore) index without a check.
+# A record written by hand or by another tool that lacks one of these used to pass start-up and
+# raise a KeyError or TypeError mid-run; now it is one error naming its line, before anything runs.
+_REQUIRED_TEXT = ("model", "suite", "task", "item_id")
+_OPTIONAL_TEXT = ("answer", "expected", "raw_answer", "reason", "nodeid", "scorer_version")
+_KNOWN_TYPES = ("item", "aggregate", "shard")
+WHAT_TO_DO = (
+    "fix or delete that line (results files are written by pytest --citebench "
+    "--citebench-results), or pass another file"
+)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def record_problem(record: Mapping[str, Any]) -> str | None:
+    """Why a results-file record cannot be read as what its ``type`` says, or None."""
+    from pytest_citebench.api import OUTCOMES
+
+    kind = record.get("type", "item")
+    if kind not in _KNOWN_TYPES:
+        return f"unknown record type {kind!r} (expected one of {', '.join(_KNOWN_TYPES)})"
+    if kind == "shard":
+        for name in ("index", "total", "expected"):
+            if not isinstance(record.get(name), int) or isinstance(record.get(name), bool):
+                return f"shard record: {name!r} must be an integer, got {record.get(name)!r}"
+        if not 1 <= record["index"] <= record["total"] or record["expected"] < 0:
+            return "shard record: index must be 1..total and expected >= 0"
+        return None
+    if kind != "item":
+        return None  # aggregates are recomputed from the items by every reader
+    for name in _REQUIRED_TEXT:
+        if name not in record:
+            return f"item record without {name!r}"
+        if not isinstance(record[name], str) or not record[name]:
+            return f"item record: {name!r} must be a non-empty string, got {record[name]!r}"
+    if "outcome" not in record:
+        return "item record without 'outcome'"
+    if record["outcome"] not in OUTCOMES:
+        return (
+            f"item record: 'outcome' must be one of {', '.join(OUTCOMES)}, "
+            f"got {record.get('outcome')!r}"
+        )
+    for name in _OPTIONAL_TEXT:
+        if name in record and not isinstance(record[name], str):
+            return f"item record: {name!r} must be a string, got {record[name]!r}"
+    if "error" in record and not isinstance(record["error"], str | None):
+        return f"item record: 'error' must be a string or null, got {record['error']!r}"
+    version = record.get("suite_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        return f"item record: 'suite_version' must be an integer, got {version!r}"
+    metrics = record.get("metrics", {})
+    if not isinstance(metrics, dict) or not all(_number(v) for v in metrics.values()):
+        return f"item record: 'metrics' must be an object of numbers, got {metrics!r}"[:300]
+    stages = record.get("stages", [])
+    if not isinstance(stages, list) or not all(isinstance(s, dict) for s in stages):
+        return "item record: 'stages' must be a list of objects"
+    if not isinstance(record.get("usage"), dict | None):
+        return "item record: 'usage' must be an object or null"
+    if "duration" in record and not _number(record["duration"]):
+        return f"item record: 'duration' must be a number, got {record['duration']!r}"
+    return None
+
+
+def _checked_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Every record of a results file, each checked by ``record_problem``; the first bad one is
+    a ``JsonlError`` naming ``file:line`` and what to do."""
+    from pytest_citebench import jsonl
+
+    for number, record in jsonl.iter_objects(path, torn_tail_ok=True):
+        problem = record_problem(record)
+        if problem is not None:
+            raise jsonl.JsonlError(path, number, f"{problem}; {WHAT_TO_DO}")
+        yield record
+
+
+class ResultsWriteError(OSError):
+    """The results file could not be written (disk full, a device that refuses writes): the run
+    stops with this message instead of an INTERNALERROR."""
+
+
 class ResultsWriter:
     """Appends one JSON line per finished item and flushes it, so an interrupted run keeps every
-    item that finished; aggregates are appended at the end."""
+    item that finished; aggregates are appended at the end.
 
-    def __init__(self, path: Path) -> None:
+    Opened when the run starts, and locked while open: a second run given the same file is a
+    usage error then, not two runs' lines interleaved (``jsonl.FileBusy``). ``keep``: the file is
+    also the one being resumed, so what it holds stays until ``finish`` rewrites it whole; a run
+    killed before that leaves the old records and the new ones, and resuming it again loses
+    nothing.
+    """
+
+    def __init__(self, path: Path, *, keep: bool = False) -> None:
         from pytest_citebench.jsonl import Appender
 
         self.path = path
-        self._appender = Appender(path)
+        self.keep = keep
+        # keep: the item records the file held, rewritten at finish unless this run superseded them
+        self._kept = read_results(path)[0] if keep and path.is_file() else []
+        self._appender = Appender(path, keep=keep)
+
+    def _failed(self, exc: OSError) -> ResultsWriteError:
+        self._appender.close()
+        reason = exc.strerror or str(exc)
+        return ResultsWriteError(
+            f"cannot write --citebench-results {self.path}: {reason}; the records that "
+            "finished so far stay in it (free space or pass another path, then "
+            f"--citebench-resume {self.path})"
+        )
 
     def write(self, record: Mapping[str, Any]) -> None:
         """One line, flushed before returning."""
-        self._appender.write(record)
+        try:
+            self._appender.write(record)
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def write_line(self, line: str) -> None:
         """``write``, for a record already written as ``jsonl.dumps`` writes it."""
-        self._appender.write_line(line)
+        try:
+            self._appender.write_line(line)
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def finish(
+        self, records: Sequence[Mapping[str, Any]], tail: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """The run is over: ``tail`` (aggregates, the shard record) appended, or with ``keep``
+        the whole file rewritten atomically as this run's records, the resumed file's records
+        this run did not redo, then ``tail``."""
+        if not self.keep:
+            for record in tail:
+                self.write(record)
+            self.close()
+            return
+        from pytest_citebench import jsonl
+
+        done = {record_key(r) for r in records}
+        others = [r for r in self._kept if record_key(r) not in done]
+        try:
+            jsonl.write(self.path, [*records, *others, *tail])
+        except OSError as exc:
+            raise self._failed(exc) from None
+        finally:
+            self.close()
 
     def close(self) -> None:
         """Idempotent; a record written after it is dropped."""
@@ -104,12 +275,11 @@ class ResultsWriter:
 def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(items, aggregates) from a results file; a torn last line (killed mid-write) is ignored.
 
-    Raises ``ValueError`` naming ``file:line`` for any other bad line."""
-    from pytest_citebench import jsonl
-
+    Raises ``ValueError`` (a ``JsonlError``) naming ``file:line`` for any other bad line, a
+    record missing what the readers need among them (``record_problem``)."""
     items: list[dict[str, Any]] = []
     aggregates: list[dict[str, Any]] = []
-    for _, record in jsonl.iter_objects(path, torn_tail_ok=True):
+    for record in _checked_records(path):
         kind = record.get("type", "item")
         if kind == "item":
             items.append(record)

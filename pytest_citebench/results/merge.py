@@ -146,9 +146,13 @@ def run(
     from pytest_citebench.reports.output import write_reports
     from pytest_citebench.reports.terminal import render_table
     from pytest_citebench.results.aggregate import aggregate
-    from pytest_citebench.results.files import read_results
+    from pytest_citebench.results.files import check_files, read_results
     from pytest_citebench.results.gates import evaluate
 
+    check_files(
+        [*(("input", Path(p)) for p in paths), ("--baseline", baseline)],
+        [("--out", out), ("--html", html), ("--markdown", markdown)],
+    )
     merged = merge_files(paths)
     if merged.problems and not allow_partial:
         for problem in merged.problems:

@@ -142,13 +142,18 @@ def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[
 
 
 def main(results: str, out: str | None, suites: Sequence[str]) -> int:
-    """Exit 2 with one line for a bad file or suite, never a traceback; 0 once written."""
+    """Exit 4 (usage) for a malformed results file, 2 for another bad file or suite, with one
+    line, never a traceback; 0 once written."""
+    from pytest_citebench.jsonl import JsonlError
     from pytest_citebench.suites import SuiteError
 
     try:
         target, stats = rescore_file(
             Path(results), Path(out) if out else None, [Path(s) for s in suites]
         )
+    except JsonlError as exc:
+        print(f"rescore: {exc}", file=sys.stderr)
+        return 4
     except (ValueError, OSError, SuiteError) as exc:
         print(f"rescore: {exc}", file=sys.stderr)
         return 2

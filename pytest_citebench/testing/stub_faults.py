@@ -19,6 +19,7 @@ FaultKind = Literal[
     "empty_choices",
     "truncated_stream",
     "slow_first_byte",
+    "drip",
 ]
 _FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
 
@@ -42,6 +43,9 @@ class Fault:
       ``Content-Length`` promises more bytes than are sent before the close.
     * ``slow_first_byte`` -- wait ``delay`` seconds (on top of ``latency``), then answer
       normally; models a slow time-to-first-byte that still succeeds.
+    * ``drip`` -- a normal 200 whose head comes at once and whose body comes one byte every
+      ``delay`` seconds: no single wait is long, the whole answer takes minutes (a client timeout
+      that bounds each read only never fires).
 
     ``latency`` is applied before every kind except ``reset`` and ``timeout``, whose timing is
     their whole point.

@@ -409,6 +409,19 @@ class StubServer:
         if kind == "empty_choices":
             completion["choices"] = []
         body = dumps(completion)
+        if kind == "drip":
+            head = response_head(
+                200,
+                {"Content-Type": "application/json", "Content-Length": str(len(body))},
+                keep_alive=False,
+            )
+            writer.write(head)
+            await writer.drain()
+            for index in range(len(body)):
+                writer.write(body[index : index + 1])
+                await writer.drain()
+                await asyncio.sleep(fault.delay if fault is not None else 0.0)
+            return False
         if kind == "truncated_stream":
             head = response_head(
                 200,
