@@ -115,7 +115,7 @@ class Model:
                     )
                 )
             if self.budget is not None and recording.played_count() == played:  # a paid call
-                self.budget.add(done.cost)
+                self.budget.add(done.cost, self.name)
             return done.text
         raise AssertionError("unreachable")
 
