@@ -162,7 +162,9 @@ def test_a_failed_gate_is_named_and_errors_and_regressions_still_shown() -> None
     )
     ok = data_for(base, "dom/a:indirect:accuracy>=0.9")
     ok.comparison = compare(base, base, baseline="base.jsonl")
-    assert ok.verdict().line() == "gates passed (1); no regression against the baseline"
+    assert ok.verdict().line() == (
+        "gates passed (1); no regression against the baseline in 1 group(s) compared"
+    )
     assert ok.verdict().state == "ok"
 
 

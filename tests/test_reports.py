@@ -369,7 +369,7 @@ def test_html_report_renders_in_headless_chromium(
     # What the browser built: every section and chart, and the numbers in them.
     for text in (
         "pytest-citebench report",
-        "gates passed (1); no regression against the baseline",
+        "gates passed (1); no regression against the baseline in 1 group(s) compared",
         "Per domain and model",
         "HR paper % — indirect",
         "Adversarial swaps (REASONS Table 3)",
