@@ -48,14 +48,17 @@ def test_a_baseline_of_another_suite_version_compares_nothing_and_says_so() -> N
 def test_some_groups_without_a_baseline_are_counted_not_hidden() -> None:
     base = _run()
     new = _run() + _run(task="direct")
-    v = verdict([], [], comparison=compare(new, base, baseline="b.jsonl"))
+    gate = parse_gate("dom/a:indirect:accuracy>=0.5", source="x")
+    passed = [GateResult(gate, "m1", "dom/a", "indirect", Stat(1.0, 0.7, 1.0, 12))]
+    v = verdict(passed, [], comparison=compare(new, base, baseline="b.jsonl"))
     assert v.line().endswith(
         "no regression against the baseline in 1 group(s) compared; 1 group(s) not compared: "
         "1 not in the baseline (another model, suite or task)"
     )
     assert v.state == "neutral"
-    full = verdict([], [], comparison=compare(base, base, baseline="b.jsonl"))
+    full = verdict(passed, [], comparison=compare(base, base, baseline="b.jsonl"))
     assert full.line().endswith("no regression against the baseline in 1 group(s) compared")
+    assert full.state == "ok"
 
 
 def test_a_gate_set_but_skipped_is_not_no_gate_set() -> None:
