@@ -79,6 +79,8 @@ class CitebenchSession:
         self._queue_checked = False
         self._derived: dict[tuple[str, str], Sequence[Derived]] = {}
         self.session: pytest.Session | None = None
+        # A signal held while the summary is written (plugin._hold_sigterm): the run exits 2.
+        self.held_signal: int | None = None
         self.error_count = 0
         # nodeid -> finished record from --citebench-resume; errors are not finished.
         self.resumed: dict[str, dict[str, Any]] = self._load_resume()
