@@ -446,7 +446,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     write_summary(terminalreporter, cb)
     for line in latency_warnings(cb.models, cb.records):
         terminalreporter.write_line(line, yellow=True)
-    misses = miss_report(cb.records, [str(a) for a in cb.config.invocation_params.args])
+    misses = miss_report(
+        cb.records, [str(a) for a in cb.config.invocation_params.args], cb.command_settings()
+    )
     if misses:
         terminalreporter.write_sep("-", "citebench cassette misses")
         for line in misses:

@@ -615,6 +615,23 @@ class CitebenchSession:
             return next(iter(described.values()), describe(self.options.params))
         return "; ".join(f"{name}: {text}" for name, text in described.items())
 
+    def command_settings(self) -> list[tuple[str, str]]:
+        """The models and sampling of this run as flags, for a printed command that must ask
+        for the same thing whatever pyproject.toml says by then. A profile's sampling is its
+        own, so it is not written out (the profile name carries it)."""
+        opts = self.options
+        out = [("--citebench-model", name) for name in opts.models]
+        if opts.api_base:
+            out.append(("--citebench-api-base", opts.api_base))
+        if not any(name in opts.profiles for name in opts.models):
+            p = opts.params
+            out += [
+                ("--citebench-temperature", f"{p.temperature:g}"),
+                ("--citebench-top-p", f"{p.top_p:g}"),
+                ("--citebench-max-tokens", str(p.max_tokens)),
+            ]
+        return out
+
     def report_settings(self) -> list[tuple[str, str]]:
         """What the run was, for the reports' header (no clock: reports are reproducible)."""
         opts = self.options

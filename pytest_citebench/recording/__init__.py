@@ -38,6 +38,7 @@ from pytest_citebench.recording.misses import (
     MISS_PREFIX,
     miss_error,
     record_command,
+    replay_command,
     request_differences,
 )
 from pytest_citebench.recording.paths import (
@@ -93,6 +94,7 @@ __all__ = [
     "miss_error",
     "played_count",
     "record_command",
+    "replay_command",
     "recorded_count",
     "recorded_versions",
     "redact_params",
