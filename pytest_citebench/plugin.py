@@ -202,6 +202,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for task in registry.names():
         config.addinivalue_line("markers", f"{task}: citebench task {task}")
+    if (
+        config.option.collectonly
+        and config.getoption("citebench_estimate")
+        and not config.option.verbose
+    ):
+        # The estimate is a table; pytest's default listing would print every case first
+        # (46,440 lines for the committed suites). Counts per suite file instead, as -qq
+        # prints them; -v or -q still choose pytest's own listing.
+        config.option.verbose = -2
     try:
         session = CitebenchSession(config)
     except GateError as exc:

@@ -270,6 +270,9 @@ def test_estimate_counts_calls_and_cost_without_calling_the_model(
     assert float(row[5]) > 0
     unknown = next(x.split() for x in out.splitlines() if x.startswith("openai/not-a-priced"))
     assert unknown[-1] == "n/a"
+    # The table, not every case: counts per suite file stand in for pytest's item listing.
+    assert "suites/tiny/suite.toml: 16" in out
+    assert "2001.00001-s1" not in out and len(result.stdout.lines) < 30
 
 
 def test_a_server_that_queues_past_half_the_timeout_is_named_once(
