@@ -610,7 +610,14 @@ class CitebenchSession:
             # --citebench-param may carry headers with keys: never into a report or terminal.
             return text + (f", {redact_params(dict(p.extra))}" if p.extra else "")
 
-        described = {m.name: describe(m.params) for m in self.models}
+        # A citebench/* baseline retrieves deterministically: it reads no sampling setting,
+        # so printing "temperature 1" for it would claim a setting that does nothing.
+        described = {
+            m.name: "no sampling (deterministic offline baseline)"
+            if m.is_local
+            else describe(m.params)
+            for m in self.models
+        }
         if len(set(described.values())) <= 1:
             return next(iter(described.values()), describe(self.options.params))
         return "; ".join(f"{name}: {text}" for name, text in described.items())

@@ -79,6 +79,18 @@ def test_record_replay_round_trip_miss_and_no_secrets(
     replayed = run(pytester, url, "--citebench-results", "rep.jsonl")
     assert outcomes(replayed) == outcomes(recorded)
     assert items(pytester.path / "rep.jsonl") == items(pytester.path / "rec.jsonl")
+    # Usage says which calls were replayed: their latency is the replay's, not the provider's.
+    usages = {
+        name: [
+            r["usage"]
+            for r in map(json.loads, (pytester.path / name).read_text().splitlines())
+            if r["type"] == "item"
+        ]
+        for name in ("rec.jsonl", "rep.jsonl")
+    }
+    assert all(u["replayed"] == u["calls"] >= 1 for u in usages["rep.jsonl"])
+    assert not any("replayed" in u for u in usages["rec.jsonl"])
+    replayed.stdout.fnmatch_lines(["*openai/stub*(replay)*(replay)"])
     assert items(pytester.path / "rep.jsonl")[("indirect", "2001.00001-s1")] == (
         "correct",
         "Attention Is All You Need",

@@ -112,6 +112,7 @@ class Model:
                         done.completion_tokens,
                         done.cost,
                         time.perf_counter() - started,
+                        replayed=recording.played_count() > played,
                     )
                 )
             if self.budget is not None and recording.played_count() == played:  # a paid call

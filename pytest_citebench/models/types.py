@@ -66,6 +66,8 @@ class CallUsage:
     completion_tokens: int
     cost: float | None
     latency: float
+    # Played from a cassette: the latency is replay's, not the provider's.
+    replayed: bool = False
 
 
 # The calls of the item running in this asyncio task; the runner sets a fresh list per item.
@@ -92,6 +94,8 @@ def usage_summary(calls: Sequence[CallUsage]) -> dict[str, Any] | None:
         "completion_tokens": sum(c.completion_tokens for c in calls),
         "cost": None if any(c is None for c in costs) else round(sum(costs), 10),  # type: ignore[arg-type]
         "latencies": [round(c.latency, 4) for c in calls],
+        # Calls played from cassettes: their latencies time the replay, not the provider.
+        **({"replayed": n} if (n := sum(c.replayed for c in calls)) else {}),
     }
 
 

@@ -241,8 +241,9 @@ def _usage(rows: Sequence[Any]) -> str:
     from pytest_citebench.reports import usage as u
 
     return (
-        "<p class='muted'>Calls, tokens and latency as the provider reported them; cost from "
-        "litellm's local price map, n/a where it has no price for the model.</p>"
+        "<p class='muted'>Calls and tokens as the provider reported them; cost from "
+        "litellm's local price map, n/a where it has no price for the model. Latency marked "
+        "(replay) times reading the cassette, not the provider.</p>"
         + _table(list(u.HEADER), [u.cells(r) for r in rows], numeric_from=1)
     )
 

@@ -17,9 +17,15 @@ from pytest_citebench.results.aggregate import share, task_of
 
 
 def _fmt(stat: Stat | None, percent: bool = True) -> str:
+    """Shares as percent with one decimal; raw numbers (τ, κ, AC1) with the three decimals
+    every detail table prints, so the same τ never reads 0.4 here and 0.4318 below."""
     if stat is None or math.isnan(stat.value):
         return "-"
-    scale = 100.0 if percent else 1.0
+    if not percent:
+        if math.isnan(stat.lo) or math.isnan(stat.hi) or stat.lo == stat.hi:
+            return f"{stat.value:.3f}"
+        return f"{stat.value:.3f} [{stat.lo:.3f}, {stat.hi:.3f}]"
+    scale = 100.0
     return f"{stat.value * scale:5.1f} [{stat.lo * scale:4.1f},{stat.hi * scale:5.1f}]"
 
 
