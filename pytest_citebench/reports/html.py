@@ -39,7 +39,8 @@ th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f5f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.fail td{background:#fff1f1}.tag-fail{color:#c62828;font-weight:700}
 .tag-pass{color:#2e7d32;font-weight:700}.tag-skip{color:#8d6e00;font-weight:700}
-.charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}.chart{background:#fff;border:1px solid #eee}
+.charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+.chart{background:#fff;border:1px solid #eee}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:13px;margin:6px 0}
 dt{color:#666}dd{margin:0}nav a{margin-right:12px;font-size:13px}
 .muted{color:#666;font-size:12.5px}td.text{max-width:420px;word-wrap:break-word}
