@@ -96,6 +96,8 @@ class Options:
     base_retry: RetryPolicy = field(default_factory=RetryPolicy)
     system_role: str | None = None
     max_cost: float | None = None
+    # The terminal's tables: "compact" (no per-stage rows, worst answers per task) or "full".
+    tables: str = "compact"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -225,6 +227,7 @@ class Options:
             base_retry=base_retry,
             system_role=config.getoption("citebench_system_role"),
             max_cost=opt("max_cost"),
+            tables=opt("tables", "compact"),
         )
 
 

@@ -130,6 +130,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="worst answers shown per suite x task in the summary and reports (2; 0: none)",
     )
+    group.addoption(
+        "--citebench-tables",
+        choices=("compact", "full"),
+        help="terminal tables: compact (default: one row per suite x task x model, worst answers "
+        "per task) or full (per-final-stage rows, worst answers per suite x task)",
+    )
     # -- reports, baseline regression, sharding (pytest_citebench.reports/compare/sharding) --
     group.addoption(
         "--citebench-html", metavar="FILE", help="write a self-contained HTML report here"

@@ -71,6 +71,7 @@ _SPECS = (
     Spec("rag_k", "int", "papers retrieved", low=1),
     Spec("tolerance", "float", "worsening allowed against the baseline", low=0, high=1),
     Spec("correction", "choice", "the p-value correction", choices=("none", "holm", "bh")),
+    Spec("tables", "choice", "the terminal tables", choices=("compact", "full")),
     Spec("rag", "choices", "the RAG wrappers", choices=("none", "naive", "advanced")),
     Spec("models", "strs", "the models to run"),
     Spec("default_models", "strs", "the models to run"),

@@ -172,3 +172,27 @@ def test_charts_and_tables_fit_at_1400_px_in_chromium(tmp_path: Path) -> None:
     found = re.search(r"<pre id=\"clipped\">(.*?)</pre>", dom, re.S)
     assert found is not None, dom[-500:]
     assert json.loads(found.group(1).replace("&amp;", "&")) == []
+
+
+def test_default_terminal_tables_are_compact_and_full_ones_are_one_option_away(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """Compact by default: no per-final-stage rows and worst answers per task (suites pooled);
+    ``--citebench-tables full`` brings both back. A second suite shows the pooling."""
+    import shutil
+
+    for name in ("tiny", "tiny2"):
+        if name != "tiny":
+            shutil.copytree(tiny, pytester.path / "suites" / name)
+        manifest = pytester.path / "suites" / name / "suite.toml"
+        text = manifest.read_text().replace('["direct", "indirect"]', '["sid"]')
+        manifest.write_text(text.replace('name = "tiny"', f'name = "{name}"'))
+    args = ["--citebench", "-p", "no:cacheprovider", "--citebench-task", "sid"]
+    compact = pytester.runpytest(*args).stdout.str()
+    full = pytester.runpytest(*args, "--citebench-tables", "full").stdout.str()
+    assert "sid >" not in compact and "sid >indirect" in full
+    assert "per-final-stage row(s) not shown (--citebench-tables full shows them)" in compact
+    assert "worst answers, up to 2 per task, suites pooled" in compact
+    assert "sid over 2 suites  (" in compact and "tiny2:sid  (" not in compact
+    assert "tiny:sid  (" in full and "tiny2:sid  (" in full
+    assert len(compact.splitlines()) < len(full.splitlines())

@@ -81,7 +81,9 @@ class Terminal:
         return "\n".join(self.lines)
 
 
-def terminal(data: ReportData, *, show: int = 3, verbose: int = 0) -> Terminal:
+def terminal(
+    data: ReportData, *, show: int = 3, verbose: int = 0, tables: str = "full"
+) -> Terminal:
     """The terminal summary of a run with these records, gates and comparison."""
     options = SimpleNamespace(
         models=sorted({r["model"] for r in data.records}),
@@ -90,6 +92,7 @@ def terminal(data: ReportData, *, show: int = 3, verbose: int = 0) -> Terminal:
         show=show,
         results=None,
         shard=None,
+        tables=tables,
     )
     errors: dict[str, int] = {}
     for r in data.records:

@@ -118,6 +118,7 @@ _PYPROJECT_CASES = {
     "rag_k": "0",
     "tolerance": '"0.02"',
     "correction": '"bonferroni"',
+    "tables": '"wide"',
     "rag": '"naive"',
     "default_models": '"citebench/bm25"',
     "models": '"citebench/bm25"',

@@ -299,6 +299,27 @@ def worst_groups(records: Sequence[Mapping[str, Any]], per_group: int) -> list[W
     return out
 
 
+def pooled_by_task(groups: Sequence[WorstGroup], per_group: int) -> list[WorstGroup]:
+    """The suite x task groups of one task as one group (suite "*"): counts added, the worst
+    ``per_group`` of all their shown answers, in the same order as within a group."""
+    by_task: dict[str, list[WorstGroup]] = defaultdict(list)
+    for group in groups:
+        by_task[group.task].append(group)
+    out = []
+    for task, parts in sorted(by_task.items()):
+        counts: Counter[str] = Counter()
+        for part in parts:
+            counts.update(part.wrong)
+        shown = sorted(
+            (r for part in parts for r in part.shown),
+            key=lambda r: (SEVERITY[str(r["outcome"])], -badness(r), str(r.get("suite", ""))),
+        )
+        n = sum(part.n for part in parts)
+        suite = parts[0].suite if len(parts) == 1 else f"{len(parts)} suites"
+        out.append(WorstGroup(suite, task, dict(counts), n, shown[: max(0, per_group)]))
+    return out
+
+
 def item_metrics_text(record: Mapping[str, Any], limit: int = 4) -> str:
     """The most telling few metrics of an item (``BADNESS`` order), so a row stays one line."""
     metrics = record.get("metrics") or {}
