@@ -133,15 +133,15 @@ def write_worst(
     groups = worst_groups(records, per_group)
     if not groups or per_group <= 0:
         return
-    unit = "suite x task"
+    order = "hallucinated, then unanswered, then partial"
+    title = f"up to {per_group} per suite x task ({order}; all in --citebench-results)"
     if per_task:
         groups = pooled_by_task(groups, per_group)
-        unit = "task, suites pooled (--citebench-tables full: per suite x task)"
-    tr.write_sep(
-        "-",
-        f"citebench: worst answers, up to {per_group} per {unit} "
-        "(hallucinated, then unanswered, then partial; all in --citebench-results)",
-    )
+        title = (
+            f"up to {per_group} per task, suites pooled "
+            f"({order}; per suite x task: --citebench-tables full)"
+        )
+    tr.write_sep("-", f"citebench: worst answers, {title}")
     for group in groups:
         heading = (
             f"{group.task} over {group.suite}"
