@@ -8,6 +8,7 @@ pyproject.toml exactly like a core one, and a malformed file is the same clear u
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +141,14 @@ class Options:
             extra.append((key.strip(), _parse_value(value.strip())))
         table_params = from_table("params", {})
         extra = list(table_params.items()) + extra
+        for key, value in extra:
+            # A sampling setting passed as a parameter overrides the checked one: check it too
+            # (JSON reads NaN and Infinity), and no parameter may be a non-finite number.
+            source = f"--citebench-param {key} (or [tool.citebench] params)"
+            if key in ("temperature", "top_p", "max_tokens"):
+                checked(key, value, source)
+            elif isinstance(value, float) and not math.isfinite(value):
+                raise pytest.UsageError(f"{source} = {value!r}: must be a finite number")
         params = SamplingParams(
             temperature=opt("temperature", 1.0),
             max_tokens=opt("max_tokens", 256),
