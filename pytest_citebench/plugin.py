@@ -211,11 +211,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if (
         config.option.collectonly
         and config.getoption("citebench_estimate")
-        and not config.option.verbose
+        and -2 < config.option.verbose <= 0
     ):
-        # The estimate is a table; pytest's default listing would print every case first
-        # (46,440 lines for the committed suites). Counts per suite file instead, as -qq
-        # prints them; -v or -q still choose pytest's own listing.
+        # The estimate is a table; pytest's listing (default or -q) would print every case
+        # first (46,440 lines for the committed suites). Counts per suite file instead, as -qq
+        # prints them; -v still chooses pytest's own listing.
         config.option.verbose = -2
     try:
         session = CitebenchSession(config)
