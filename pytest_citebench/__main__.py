@@ -12,6 +12,7 @@ from pathlib import Path
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from pytest_citebench.scaffold import todos_left
     from pytest_citebench.suites import SuiteError, discover, load_suite
 
     status = 0
@@ -32,6 +33,16 @@ def _validate(args: argparse.Namespace) -> int:
                 )
         except SuiteError as exc:
             print(f"ERROR {exc}", file=sys.stderr)
+            status = 1
+            continue
+        left = todos_left(suite.manifest.directory)
+        if left:
+            # A scaffolded suite loads from the start; "ok" is kept for one that is finished.
+            print(
+                f"TODO  {suite.name}: {len(suite.items)} items ({manifest}), but placeholders "
+                f"are left in {'; '.join(left)}: replace every TODO (see the suite's README.md)",
+                file=sys.stderr,
+            )
             status = 1
         else:
             print(f"ok    {suite.name}: {len(suite.items)} items ({manifest})")
@@ -234,7 +245,9 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--title", help="the paper's citation line")
     p.add_argument("--force", action="store_true", help="overwrite an existing pyproject.toml")
     p.set_defaults(func=_new_paper)
-    p = sub.add_parser("new-suite", help="scaffold a suite folder that validates")
+    p = sub.add_parser(
+        "new-suite", help="scaffold a suite folder (it validates once its TODOs are replaced)"
+    )
     p.add_argument("directory", help="the new suite's folder, e.g. suites/mydomain")
     p.add_argument("--name", help="suite name (default: the folder's name)")
     p.add_argument("--task", action="append", help="task, repeatable (e.g. indirect, direct)")
@@ -274,7 +287,14 @@ def main(argv: list[str] | None = None) -> int:
     commands = {c.name: (paper.name, c) for paper in registry.papers() for c in paper.commands}
     if argv[:1] and argv[0] in commands:  # a paper's own command parses its own arguments
         return commands[argv[0]][1].main(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m pytest_citebench")
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_citebench",
+        description="pytest-citebench's commands that are not a test run: check, scaffold and "
+        "merge suites and results, compare with a baseline, check DOIs. The benchmark itself "
+        "runs under pytest: 'pytest --citebench' (its options: 'pytest --help', group "
+        "'citation benchmarks').",
+        epilog="Each command has its own --help: python -m pytest_citebench validate --help",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="check suite folders; one clear error per bad suite")
     p.add_argument("paths", nargs="+", help="suite folders, manifests, or folders of suites")

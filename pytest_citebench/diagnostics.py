@@ -6,10 +6,11 @@ Pure functions of the records, so the terminal summary and tests read the same l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_citebench.recording import MISS_PREFIX, record_command
+from pytest_citebench.recording import MISS_PREFIX, record_command, replay_command
 
 if TYPE_CHECKING:
     from pytest_citebench.models import Model
@@ -39,29 +40,70 @@ def latency_warnings(models: Sequence[Model], records: Sequence[Mapping[str, Any
     return out
 
 
-def miss_report(records: Sequence[Mapping[str, Any]], args: Sequence[str]) -> list[str]:
-    """Every cassette miss of the run in a few lines: how many, the most common reasons,
-    and one command that records them all (not one command per item)."""
+# Request fields a flag of the run sets: a miss that differs only in these is fixed by replaying
+# with the recorded values, not by recording again.
+_SAMPLING_FLAGS = {
+    "temperature": "--citebench-temperature",
+    "top_p": "--citebench-top-p",
+    "max_tokens": "--citebench-max-tokens",
+}
+_DIFFERENCE = re.compile(r"(\w+): recorded (.+), now (.+)")
+_DIFFERS = "differs from the recording: "
+
+
+def miss_report(
+    records: Sequence[Mapping[str, Any]],
+    args: Sequence[str],
+    settings: Sequence[tuple[str, str]] = (),
+) -> list[str]:
+    """Every cassette miss of the run in a few lines: how many, the most common reasons, then
+    the fix. When every miss differs from its recording only in sampling settings, the fix is
+    to replay with the recorded ones, printed first: recording again with ``all`` would
+    overwrite cassettes recorded with other settings (temperature 0 ones, say). The record
+    command carries the run's models and sampling (``settings``), and says it overwrites."""
     missed = [
         r for r in records if r.get("outcome") == "error" and MISS_PREFIX in (r.get("error") or "")
     ]
     if not missed:
         return []
     reasons: dict[str, int] = {}
+    recorded: dict[str, set[str]] = {}
+    only_sampling = True
     for record in missed:
         lines = str(record["error"]).splitlines()
         why = next((x.strip() for x in lines if x.strip().startswith("differs from")), None)
         if why is None:
+            only_sampling = False
             why = (
                 "not saved: recording failed"
                 if "was not saved" in lines[0]
                 else ("never recorded" if "does not exist" in lines[0] else "no matching request")
             )
+        else:
+            for part in why.removeprefix(_DIFFERS).split("; "):
+                found = _DIFFERENCE.fullmatch(part)
+                if found and found[1] in _SAMPLING_FLAGS:
+                    recorded.setdefault(_SAMPLING_FLAGS[found[1]], set()).add(found[2])
+                else:
+                    only_sampling = False
         reasons[why] = reasons.get(why, 0) + 1
     out = [f"{len(missed)} items had no recording of their request:"]
     for why, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:5]:
         out.append(f"  {count} x {why}")
     nodeids = sorted(r.get("nodeid", "") for r in missed if r.get("nodeid"))
-    out.append("record them (needs the provider's key and network):")
-    out.append("  " + record_command(list(args), nodeids))
+    if recorded and only_sampling and all(len(v) == 1 for v in recorded.values()):
+        values = {flag: next(iter(v)) for flag, v in recorded.items()}
+        out.append("they were recorded with other sampling settings: replay them as recorded")
+        out.append("(no key, no network, nothing overwritten):")
+        out.append("  " + replay_command(list(args), nodeids, values))
+        out.append(
+            "or record them anew with this run's settings (needs the provider's key and "
+            "network; 'all' OVERWRITES their cassettes, the ones recorded as above included):"
+        )
+    else:
+        out.append(
+            "record them (needs the provider's key and network; 'all' overwrites any cassette "
+            "these items already have):"
+        )
+    out.append("  " + record_command(list(args), nodeids, settings))
     return out

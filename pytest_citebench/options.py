@@ -8,6 +8,7 @@ pyproject.toml exactly like a core one, and a malformed file is the same clear u
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citebench.models import DEFAULT_MODEL, RetryPolicy, SamplingParams
+from pytest_citebench.settings import SETTINGS, SettingError, check
 
 if TYPE_CHECKING:
     from pytest_citebench.models.profiles import Profile
@@ -36,10 +38,18 @@ def tool_table(root: Path) -> dict[str, Any]:
 
 
 def setting(config: pytest.Config, name: str, key: str | None = None, default: Any = None) -> Any:
-    """The option ``name`` (its dest) if given, else ``[tool.citebench] key``, else ``default``."""
+    """The option ``name`` (its dest) if given, else ``[tool.citebench] key``, else ``default``;
+    a key with a ``settings`` spec is checked like a core setting (one usage error)."""
     value = config.getoption(name)
+    source = "--" + name.replace("_", "-")
     if value is None and key is not None:
         value = tool_table(Path(config.rootpath)).get(key)
+        source = f"{Path(config.rootpath) / 'pyproject.toml'} [tool.citebench] {key}"
+    if value is not None and key is not None and key in SETTINGS:
+        try:
+            value = check(key, value, source=source)
+        except SettingError as exc:
+            raise pytest.UsageError(str(exc)) from None
     return default if value is None else value
 
 
@@ -87,17 +97,38 @@ class Options:
     base_retry: RetryPolicy = field(default_factory=RetryPolicy)
     system_role: str | None = None
     max_cost: float | None = None
+    # The terminal's tables: "compact" (no per-stage rows, worst answers per task) or "full".
+    tables: str = "compact"
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
-        """Bad params, gates, profiles, correction or shard: a usage error here, before any item."""
+        """Bad params, gates, profiles, correction or shard: a usage error here, before any item.
+
+        Every value, whatever its source, goes through ``settings.check``: one usage error naming
+        the setting and where it came from, never a conversion that crashes or a string iterated
+        as a list."""
         root = Path(config.rootpath)
         table = tool_table(root)
+        where = f"{root / 'pyproject.toml'} [tool.citebench]"
 
-        def opt(name: str, key: str | None = None, default: Any = None) -> Any:
-            value = config.getoption(name)
-            if value is None and key is not None:
-                value = table.get(key)
+        def checked(key: str, value: Any, source: str) -> Any:
+            try:
+                return check(key, value, source=source)
+            except SettingError as exc:
+                raise pytest.UsageError(str(exc)) from None
+
+        def from_table(key: str, default: Any = None) -> Any:
+            value = table.get(key)
+            return default if value is None else checked(key, value, f"{where} {key}")
+
+        def from_cli(key: str) -> Any:
+            value = config.getoption(f"citebench_{key}")
+            return None if value is None else checked(key, value, SETTINGS[key].flag)
+
+        def opt(key: str, default: Any = None, *, in_table: bool = True) -> Any:
+            value = from_cli(key)
+            if value is None and in_table:
+                value = from_table(key)
             return default if value is None else value
 
         extra = []
@@ -108,22 +139,25 @@ class Options:
                 raise pytest.UsageError(f"--citebench-param {pair!r}: expected KEY=VALUE")
             key, value = pair.split("=", 1)
             extra.append((key.strip(), _parse_value(value.strip())))
-        if table.get("params") is not None and not isinstance(table.get("params"), dict):
-            raise pytest.UsageError("[tool.citebench] params must be a table of litellm arguments")
-        if isinstance(table.get("params"), dict):
-            extra = list(table["params"].items()) + extra
+        table_params = from_table("params", {})
+        extra = list(table_params.items()) + extra
+        for key, value in extra:
+            # A sampling setting passed as a parameter overrides the checked one: check it too
+            # (JSON reads NaN and Infinity), and no parameter may be a non-finite number.
+            source = f"--citebench-param {key} (or [tool.citebench] params)"
+            if key in ("temperature", "top_p", "max_tokens"):
+                checked(key, value, source)
+            elif isinstance(value, float) and not math.isfinite(value):
+                raise pytest.UsageError(f"{source} = {value!r}: must be a finite number")
         params = SamplingParams(
-            temperature=float(opt("citebench_temperature", "temperature", 1.0)),
-            max_tokens=int(opt("citebench_max_tokens", "max_tokens", 256)),
-            top_p=float(opt("citebench_top_p", "top_p", 0.95)),
+            temperature=opt("temperature", 1.0),
+            max_tokens=opt("max_tokens", 256),
+            top_p=opt("top_p", 0.95),
             extra=tuple(extra),
         )
-        retry = RetryPolicy(
-            retries=int(opt("citebench_retries", "retries", 2)),
-            timeout=float(opt("citebench_timeout", "timeout", 120.0)),
-        )
+        retry = RetryPolicy(retries=opt("retries", 2), timeout=opt("timeout", 120.0))
         cli = {
-            key: config.getoption(f"citebench_{key}")
+            key: from_cli(key)
             for key in ("temperature", "top_p", "max_tokens", "api_base", "retries", "timeout")
             if config.getoption(f"citebench_{key}") is not None
         }
@@ -132,15 +166,13 @@ class Options:
             key, _, value = pair.partition("=")
             cli["params"][key.strip()] = _parse_value(value.strip())
         base_params = SamplingParams(
-            temperature=float(table.get("temperature", 1.0)),
-            max_tokens=int(table.get("max_tokens", 256)),
-            top_p=float(table.get("top_p", 0.95)),
-            extra=tuple((table.get("params") or {}).items())
-            if isinstance(table.get("params"), dict)
-            else (),
+            temperature=from_table("temperature", 1.0),
+            max_tokens=from_table("max_tokens", 256),
+            top_p=from_table("top_p", 0.95),
+            extra=tuple(table_params.items()),
         )
         base_retry = RetryPolicy(
-            retries=int(table.get("retries", 2)), timeout=float(table.get("timeout", 120.0))
+            retries=from_table("retries", 2), timeout=from_table("timeout", 120.0)
         )
         from pytest_citebench.models.profiles import ProfileError, load_profiles
 
@@ -152,19 +184,27 @@ class Options:
             )
         except ProfileError as exc:
             raise pytest.UsageError(str(exc)) from None
-        run_models = config.getoption("citebench_model") or (
-            models_table if isinstance(models_table, list) else table.get("default_models")
-        )
-        max_cost = opt("citebench_max_cost", "max_cost")
-        suites = [root / p for p in table.get("suites", ["suites"])]
-        gates = table.get("gates", [])
-        if not isinstance(gates, list) or not all(isinstance(g, str) for g in gates):
-            raise pytest.UsageError("[tool.citebench] gates must be a list of strings")
+        if models_table is not None and not isinstance(models_table, dict):
+            models_table = from_table("models")  # a list of names (a table holds profiles)
+        run_models = (
+            checked("models", config.getoption("citebench_model"), "--citebench-model")
+            if config.getoption("citebench_model")
+            else None
+        ) or (models_table if isinstance(models_table, list) else from_table("default_models"))
+        suites = [root / p for p in from_table("suites", ["suites"])]
+        missing = [str(p) for p in suites if "suites" in table and not p.exists()]
+        if missing:
+            raise pytest.UsageError(
+                f"{where} suites: {', '.join(missing)} does not exist; name suite folders "
+                "relative to the project root"
+            )
+        gates = from_table("gates", [])
+        baseline = from_table("baseline")
         return cls(
             models=list(dict.fromkeys(run_models or [DEFAULT_MODEL])),
-            api_base=opt("citebench_api_base", "api_base"),
-            record=opt("citebench_record", None, "none"),
-            cassettes=Path(opt("citebench_cassettes", "cassettes", str(root / "cassettes"))),
+            api_base=opt("api_base"),
+            record=config.getoption("citebench_record") or "none",
+            cassettes=Path(opt("cassettes", str(root / "cassettes"))),
             suites=suites,
             gates=list(config.getoption("citebench_gate") or []),
             pyproject_gates=list(gates),
@@ -172,39 +212,32 @@ class Options:
             results=Path(config.getoption("citebench_results"))
             if config.getoption("citebench_results")
             else None,
-            concurrency=int(opt("citebench_concurrency", "concurrency", 16)),
+            concurrency=opt("concurrency", 16),
             params=params,
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
-            show=int(opt("citebench_show", None, 2)),
-            max_errors=opt("citebench_max_errors", "max_errors"),
+            show=opt("show", 2, in_table=False),
+            max_errors=opt("max_errors"),
             resume=Path(config.getoption("citebench_resume"))
             if config.getoption("citebench_resume")
             else None,
-            rag=list(dict.fromkeys(opt("citebench_rag", "rag", None) or [])),
-            rag_k=opt("citebench_rag_k", "rag_k"),
+            rag=list(dict.fromkeys(opt("rag") or [])),
+            rag_k=opt("rag_k"),
             html=_path_option(config, "citebench_html"),
             markdown=_path_option(config, "citebench_markdown"),
             baseline=_path_option(config, "citebench_baseline")
-            or (root / table["baseline"] if isinstance(table.get("baseline"), str) else None),
-            tolerance=float(opt("citebench_tolerance", "tolerance", 0.0)),
-            correction=_correction(opt("citebench_correction", "correction", "holm")),
+            or (root / baseline if baseline is not None else None),
+            tolerance=opt("tolerance", 0.0),
+            correction=opt("correction", "holm"),
             shard=_shard_option(config),
             profiles=profiles,
             cli=cli,
             base_params=base_params,
             base_retry=base_retry,
             system_role=config.getoption("citebench_system_role"),
-            max_cost=float(max_cost) if max_cost is not None else None,
+            max_cost=opt("max_cost"),
+            tables=opt("tables", "compact"),
         )
-
-
-def _correction(value: Any) -> str:
-    if value not in ("none", "holm", "bh"):
-        raise pytest.UsageError(
-            f"[tool.citebench] correction = {value!r}: expected 'none', 'holm' or 'bh'"
-        )
-    return str(value)
 
 
 def _path_option(config: pytest.Config, name: str) -> Path | None:

@@ -132,6 +132,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="worst answers shown per suite x task in the summary and reports (2; 0: none)",
     )
+    group.addoption(
+        "--citebench-tables",
+        choices=("compact", "full"),
+        help="terminal tables: compact (default: one row per suite x task x model, worst answers "
+        "per task) or full (per-final-stage rows, worst answers per suite x task)",
+    )
     # -- reports, baseline regression, sharding (pytest_citebench.reports/compare/sharding) --
     group.addoption(
         "--citebench-html", metavar="FILE", help="write a self-contained HTML report here"
@@ -204,6 +210,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for task in registry.names():
         config.addinivalue_line("markers", f"{task}: citebench task {task}")
+    if (
+        config.option.collectonly
+        and config.getoption("citebench_estimate")
+        and -2 < config.option.verbose <= 0
+    ):
+        # The estimate is a table; pytest's listing (default or -q) would print every case
+        # first (46,440 lines for the committed suites). Counts per suite file instead, as -qq
+        # prints them; -v still chooses pytest's own listing.
+        config.option.verbose = -2
     try:
         session = CitebenchSession(config)
     except GateError as exc:
@@ -223,6 +238,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = [str(p) for p in session.options.suites if p.exists()]
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _stop_on_sigterm() -> None:
     """SIGTERM (a CI timeout, ``kill``) ends the run the way Ctrl-C does: pytest unwinds, the
     results file keeps every finished item, and ``--citebench-resume`` picks up from there."""
@@ -231,12 +250,27 @@ def _stop_on_sigterm() -> None:
 
     if threading.current_thread() is not threading.main_thread():
         return
-
-    def _interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _hold_sigterm(cb: Any) -> None:
+    """Once the items are done, SIGTERM is held until the summary is written: raised inside a
+    summary hook it printed a raw KeyboardInterrupt traceback and no verdict, though every item
+    had finished. The run then exits 2 (interrupted); a second SIGTERM ends it at once."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not _interrupt:
+        return
+
+    def _held(signum: int, frame: Any) -> None:
+        cb.held_signal = signum
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    signal.signal(signal.SIGTERM, _held)
 
 
 def pytest_collection_modifyitems(
@@ -331,6 +365,8 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         # Stop the engine before anything else runs: leftover prefetched calls (after -x or
         # Ctrl-C) must not race the rest of the session.
         cb.close()
+        if not cb.is_worker:
+            _hold_sigterm(cb)
     if not cb.is_worker:
         # Gates fail the run through testsfailed: by sessionfinish it is too late to change it.
         failed = cb.finish()
@@ -461,11 +497,22 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"ERROR {error}", red=True)
     for line in latency_warnings(cb.models, cb.records):
         terminalreporter.write_line(line, yellow=True)
-    misses = miss_report(cb.records, [str(a) for a in cb.config.invocation_params.args])
+    misses = miss_report(
+        cb.records, [str(a) for a in cb.config.invocation_params.args], cb.command_settings()
+    )
     if misses:
         terminalreporter.write_sep("-", "citebench cassette misses")
         for line in misses:
             terminalreporter.write_line(line)
+    if cb.held_signal is not None:
+        terminalreporter.write_line(
+            f"citebench: signal {cb.held_signal} arrived after the last item; it was held until "
+            "this summary was complete (exit 2: interrupted)",
+            yellow=True,
+        )
+        session = terminalreporter._session
+        if session is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
 
 
 @pytest.hookimpl(trylast=True)

@@ -108,8 +108,11 @@ def manifest_fields(
     return fields, comments
 
 
-def readme_text(name: str, tasks: Sequence[str], source: Mapping[str, str], corpus: bool) -> str:
-    """The suite README: provenance and licence asked for up front, and a checklist to ship."""
+def readme_text(
+    name: str, tasks: Sequence[str], source: Mapping[str, str], corpus: bool, folder: str = "."
+) -> str:
+    """The suite README: provenance and licence asked for up front, and a checklist to ship
+    whose commands name the suite's own folder (``folder``), ready to paste."""
     task_list = ", ".join(f"`{t}`" for t in tasks)
     first = tasks[0]
     corpus_line = (
@@ -144,16 +147,39 @@ TODO: say what the licence allows (redistribution, derivatives) and whom to cred
 {corpus_line}
 ## Checklist
 
-- [ ] Replace every `TODO` here and in `suite.toml`.
+- [ ] Replace every placeholder here and in `suite.toml` (`validate` lists the lines left).
 - [ ] Replace the example item with real items; `id`s unique, no spaces, brackets or `::`.
-- [ ] `python -m pytest_citebench validate {{this folder}}` prints `ok`.
-- [ ] `pytest --citebench {{this folder}}` runs on the offline baseline `citebench/bm25`.
+- [ ] `python -m pytest_citebench validate {folder}` prints `ok`.
+- [ ] `pytest --citebench {folder}` runs on the offline baseline `citebench/bm25`.
 - [ ] Record cassettes for the models you gate on:
-      `pytest --citebench {{this folder}} --citebench-model MODEL --citebench-record once`.
+      `pytest --citebench {folder} --citebench-model MODEL --citebench-record once`.
 - [ ] Set gates in `suite.toml` from that run, e.g. `"{first}:accuracy>=0.2"`.
 - [ ] Add a row for the suite to `suites/README.md`, with its provenance and licence.
 - [ ] Bump `version` whenever items change.
 """
+
+
+TODO = "TODO"
+
+
+def todos_left(directory: Path) -> list[str]:
+    """Where a scaffolded suite still holds a ``TODO`` placeholder (the manifest's values, the
+    items, the README), so ``validate`` can refuse to call a half-written suite ok. Comment
+    lines of ``suite.toml`` are not values and are skipped."""
+    left = []
+    for file_name in ("suite.toml", "items.jsonl", "corpus.jsonl", "README.md"):
+        path = directory / file_name
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        numbers = [
+            str(i)
+            for i, line in enumerate(lines, 1)
+            if TODO in line and not (file_name == "suite.toml" and line.lstrip().startswith("#"))
+        ]
+        if numbers:
+            left.append(f"{file_name} line(s) {', '.join(numbers[:8])}")
+    return left
 
 
 def scaffold(
@@ -196,7 +222,8 @@ def scaffold(
     write_manifest(directory, fields, comments=comments)
     item = example_item(tasks)
     files[1].write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")
-    files[2].write_text(readme_text(name, tasks, source, corpus), encoding="utf-8")
+    folder = directory.as_posix()
+    files[2].write_text(readme_text(name, tasks, source, corpus, folder), encoding="utf-8")
     if corpus:
         corpus_file = directory / "corpus.jsonl"
         corpus_file.write_text(

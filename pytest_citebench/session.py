@@ -81,6 +81,8 @@ class CitebenchSession:
         self._queue_checked = False
         self._derived: dict[tuple[str, str], Sequence[Derived]] = {}
         self.session: pytest.Session | None = None
+        # A signal held while the summary is written (plugin._hold_sigterm): the run exits 2.
+        self.held_signal: int | None = None
         self.error_count = 0
         # nodeid -> finished record from --citebench-resume; errors are not finished.
         self.resumed: dict[str, dict[str, Any]] = self._load_resume()
@@ -222,23 +224,27 @@ class CitebenchSession:
             collected = [here / arg.split("::")[0] for arg in config.args]
         else:
             collected = list(self.options.suites)
-        collected = [p.resolve() for p in collected if p.exists()]
+        # A suite reached through a symlink is collected under the link's path: compare both
+        # the paths as given and as resolved, and load the manifest by the path pytest uses,
+        # so its gates match at -n 0, under xdist and in merge alike.
+        collected = [p.absolute() for p in collected if p.exists()]
+        inside = [*collected, *(p.resolve() for p in collected)]
         tasks_by_suite: dict[str, set[str]] = {}
         complete = True  # a manifest that cannot be read: its suite's name is unknown
         seen: set[Path] = set()
         for root in [*self.options.suites, *collected]:
             for path in discover(root) if root.exists() else []:
-                path = path.resolve()
-                if path in seen:
+                path = path.absolute()
+                if path.resolve() in seen:
                     continue
-                seen.add(path)
+                seen.add(path.resolve())
                 try:
                     manifest = load_manifest(path)
                 except SuiteError:
                     complete = False  # collection reports it as an invalid suite
                     continue
                 tasks_by_suite.setdefault(manifest.name, set()).update(manifest.tasks)
-                if not any(path.is_relative_to(c) for c in collected):
+                if not any(p.is_relative_to(c) for p in (path, path.resolve()) for c in inside):
                     continue
                 for spec in manifest.gates:
                     try:
@@ -333,6 +339,28 @@ class CitebenchSession:
                     "replay the committed cassettes without --citebench-record."
                 )
 
+    def _check_prices(self, models: list[Model]) -> None:
+        """A cost cap on a recording that litellm cannot price would cap nothing (it once let
+        12M tokens through a 1e-6 cap): one usage error naming the model and the two ways out,
+        before any call."""
+        if self.options.max_cost is None or self.options.record == "none":
+            return
+        from pytest_citebench.models.litellm_backend import priced
+
+        for model in models:
+            if model.is_local or priced(
+                model.litellm_model or model.name, dict(model.params.extra)
+            ):
+                continue
+            raise pytest.UsageError(
+                f"--citebench-max-cost {self.options.max_cost:g} with --citebench-model "
+                f"{model.name}: litellm has no price for {model.litellm_model or model.name}, so "
+                "the cap could not see what the run spends. Give its price per token "
+                "(--citebench-param input_cost_per_token=USD --citebench-param "
+                "output_cost_per_token=USD, or its profile's params), or drop the cap and bound "
+                "the run with --citebench-max-tokens and -k/--citebench-task instead."
+            )
+
     def _build_models(self) -> list[Model]:
         from pytest_citebench.models import Budget
 
@@ -357,6 +385,8 @@ class CitebenchSession:
                 for m in plain
             ]
         self._check_keys(plain)
+        if not self.is_worker:
+            self._check_prices(plain)
         for model in plain:
             for rag in self.options.rag or ["none"]:
                 if rag == "none":
@@ -700,10 +730,34 @@ class CitebenchSession:
             # --citebench-param may carry headers with keys: never into a report or terminal.
             return text + (f", {redact_params(dict(p.extra))}" if p.extra else "")
 
-        described = {m.name: describe(m.params) for m in self.models}
+        # A citebench/* baseline retrieves deterministically: it reads no sampling setting,
+        # so printing "temperature 1" for it would claim a setting that does nothing.
+        described = {
+            m.name: "no sampling (deterministic offline baseline)"
+            if m.is_local
+            else describe(m.params)
+            for m in self.models
+        }
         if len(set(described.values())) <= 1:
             return next(iter(described.values()), describe(self.options.params))
         return "; ".join(f"{name}: {text}" for name, text in described.items())
+
+    def command_settings(self) -> list[tuple[str, str]]:
+        """The models and sampling of this run as flags, for a printed command that must ask
+        for the same thing whatever pyproject.toml says by then. A profile's sampling is its
+        own, so it is not written out (the profile name carries it)."""
+        opts = self.options
+        out = [("--citebench-model", name) for name in opts.models]
+        if opts.api_base:
+            out.append(("--citebench-api-base", opts.api_base))
+        if not any(name in opts.profiles for name in opts.models):
+            p = opts.params
+            out += [
+                ("--citebench-temperature", f"{p.temperature:g}"),
+                ("--citebench-top-p", f"{p.top_p:g}"),
+                ("--citebench-max-tokens", str(p.max_tokens)),
+            ]
+        return out
 
     def report_settings(self) -> list[tuple[str, str]]:
         """What the run was, for the reports' header (no clock: reports are reproducible)."""

@@ -226,17 +226,44 @@ def load_manifest(path: Path | str) -> Manifest:
                 f"{registry.GROUP!r})",
                 field="tasks",
             )
+    seen_tasks: set[str] = set()
+    for task in tasks:
+        if task in seen_tasks:
+            # Twice in the list would collect, run and count every item of the task twice.
+            raise SuiteError(
+                path,
+                f"{task!r} is listed twice; list each task once",
+                line=_value_line(text, "tasks", task, nth=2),
+                field="tasks",
+            )
+        seen_tasks.add(task)
     source = data["source"]
     for key in _REQUIRED_SOURCE_KEYS:
         if not isinstance(source.get(key), str) or not source[key]:
             raise SuiteError(path, "missing or not a string", field=f"source.{key}")
     gates = data.get("gates", [])
+    from pytest_citebench.results.gates import GateError, parse_gate
+
     for gate in gates:
         if not isinstance(gate, str):
             raise SuiteError(path, f"gate {gate!r} must be a string", field="gates")
+        try:  # the run's own parser: validate accepts exactly the gates a run accepts
+            parse_gate(gate, source=str(path), suite=name)
+        except GateError as exc:
+            raise SuiteError(
+                path,
+                str(exc).removeprefix(f"{path}: "),
+                field="gates",
+                line=_value_line(text, "gates", gate),
+            ) from None
     for key in ("items", "corpus"):
         if key in data:
             problem = "is empty" if not data[key].strip() else name_problem(data[key])
+            relative = Path(data[key])
+            if not problem and (relative.is_absolute() or ".." in relative.parts):
+                # A suite is a self-contained folder: it is copied, symlinked and published
+                # as one, and its items must not read whatever file a path can reach.
+                problem = "is outside the suite folder"
             if problem:
                 raise SuiteError(
                     path,
@@ -256,6 +283,24 @@ def load_manifest(path: Path | str) -> Manifest:
         corpus_file=directory / corpus if corpus else None,
         gates=tuple(gates),
     )
+
+
+def _value_line(text: str, key: str, value: str, *, nth: int = 1) -> int | None:
+    """The line of the ``nth`` quoted ``value`` after the line that sets ``key``, for errors
+    that tomllib cannot locate (it returns values, not positions); None when not found."""
+    lines = text.splitlines()
+    start = next(
+        (i for i, line in enumerate(lines) if re.match(rf"\s*{re.escape(key)}\s*=", line)), None
+    )
+    if start is None:
+        return None
+    quoted = re.compile(rf"([\"']){re.escape(value)}\1")
+    count = 0
+    for i in range(start, len(lines)):
+        count += len(quoted.findall(lines[i].split("#", 1)[0]))
+        if count >= nth:
+            return i + 1
+    return None
 
 
 def _value_problem(exc: ValueError | RecursionError) -> str:
@@ -378,8 +423,26 @@ def load_suite(path: Path | str) -> Suite:
 
 
 def discover(root: Path | str) -> list[Path]:
-    """Every suite manifest under ``root`` (a suite folder or a folder of suites), sorted."""
+    """Every suite manifest under ``root`` (a suite folder or a folder of suites), sorted.
+
+    Symlinked folders are followed, as pytest's collection follows them: the gate check at
+    start-up, ``validate`` and ``merge --suites`` all find suites here, so a suite that pytest
+    runs but this walk missed had its manifest gates applied at ``-n 0`` only (``Path.rglob``
+    does not follow links before Python 3.13). Each real folder is walked once (no link loop).
+    The paths keep the links (they are the paths pytest reports)."""
+    import os
+
     root = Path(root)
     if root.is_file():
         return [root] if root.name == MANIFEST_NAME else []
-    return sorted(root.rglob(MANIFEST_NAME))
+    found: list[Path] = []
+    seen: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        if MANIFEST_NAME in files:
+            found.append(Path(folder) / MANIFEST_NAME)
+    return sorted(found)

@@ -81,7 +81,9 @@ class Terminal:
         return "\n".join(self.lines)
 
 
-def terminal(data: ReportData, *, show: int = 3, verbose: int = 0) -> Terminal:
+def terminal(
+    data: ReportData, *, show: int = 3, verbose: int = 0, tables: str = "full"
+) -> Terminal:
     """The terminal summary of a run with these records, gates and comparison."""
     options = SimpleNamespace(
         models=sorted({r["model"] for r in data.records}),
@@ -90,6 +92,7 @@ def terminal(data: ReportData, *, show: int = 3, verbose: int = 0) -> Terminal:
         show=show,
         results=None,
         shard=None,
+        tables=tables,
     )
     errors: dict[str, int] = {}
     for r in data.records:
@@ -162,7 +165,9 @@ def test_a_failed_gate_is_named_and_errors_and_regressions_still_shown() -> None
     )
     ok = data_for(base, "dom/a:indirect:accuracy>=0.9")
     ok.comparison = compare(base, base, baseline="base.jsonl")
-    assert ok.verdict().line() == "gates passed (1); no regression against the baseline"
+    assert ok.verdict().line() == (
+        "gates passed (1); no regression against the baseline in 1 group(s) compared"
+    )
     assert ok.verdict().state == "ok"
 
 

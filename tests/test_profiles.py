@@ -270,6 +270,13 @@ def test_estimate_counts_calls_and_cost_without_calling_the_model(
     assert float(row[5]) > 0
     unknown = next(x.split() for x in out.splitlines() if x.startswith("openai/not-a-priced"))
     assert unknown[-1] == "n/a"
+    # The table, not every case: counts per suite file stand in for pytest's item listing.
+    assert "suites/tiny/suite.toml: 16" in out
+    assert "2001.00001-s1" not in out and len(result.stdout.lines) < 30
+    quiet = pytester.runpytest(
+        "--citebench", "--collect-only", "--citebench-estimate", "-q", "-p", "no:cacheprovider"
+    )
+    assert "2001.00001-s1" not in quiet.stdout.str()  # -q lists every case: not for an estimate
 
 
 def test_a_server_that_queues_past_half_the_timeout_is_named_once(

@@ -79,6 +79,18 @@ def test_record_replay_round_trip_miss_and_no_secrets(
     replayed = run(pytester, url, "--citebench-results", "rep.jsonl")
     assert outcomes(replayed) == outcomes(recorded)
     assert items(pytester.path / "rep.jsonl") == items(pytester.path / "rec.jsonl")
+    # Usage says which calls were replayed: their latency is the replay's, not the provider's.
+    usages = {
+        name: [
+            r["usage"]
+            for r in map(json.loads, (pytester.path / name).read_text().splitlines())
+            if r["type"] == "item"
+        ]
+        for name in ("rec.jsonl", "rep.jsonl")
+    }
+    assert all(u["replayed"] == u["calls"] >= 1 for u in usages["rep.jsonl"])
+    assert not any("replayed" in u for u in usages["rec.jsonl"])
+    replayed.stdout.fnmatch_lines(["*openai/stub*(replay)*(replay)"])
     assert items(pytester.path / "rep.jsonl")[("indirect", "2001.00001-s1")] == (
         "correct",
         "Attention Is All You Need",
@@ -106,11 +118,25 @@ def test_record_replay_round_trip_miss_and_no_secrets(
         [
             "*8 items had no recording of their request:*",
             "*8 x differs from the recording: temperature: recorded 1.0, now 0.0*",
-            "*record them (needs the provider's key and network):*",
-            f"*pytest --citebench --citebench-model openai/stub --citebench-api-base {url}*--citebench-temperature 0*'suites/tiny/suite.toml::direct::2001.00001-s1[[]openai/stub]'*--citebench-record all",
+            # The replay fix first: the recorded sampling, no key, nothing overwritten ...
+            "they were recorded with other sampling settings: replay them as recorded",
+            "(no key, no network, nothing overwritten):",
+            f"  pytest --citebench --citebench-model openai/stub --citebench-api-base {url} *"
+            "'suites/tiny/suite.toml::direct::2001.00001-s1[[]openai/stub]'*"
+            "--citebench-temperature 1.0",
+            # ... then recording anew, which says that it overwrites, with the run's sampling.
+            "or record them anew with this run's settings (needs the provider's key and "
+            "network; 'all' OVERWRITES their cassettes, the ones recorded as above included):",
+            f"*pytest --citebench --citebench-model openai/stub --citebench-api-base {url}*"
+            "--citebench-temperature 0*--citebench-top-p 0.95 --citebench-max-tokens 256*"
+            "'suites/tiny/suite.toml::direct::2001.00001-s1[[]openai/stub]'*--citebench-record all",
         ]
     )
     assert changed.stdout.str().count("--citebench-record all") == 1
+    replay = next(
+        line for line in changed.stdout.lines if line.endswith("--citebench-temperature 1.0")
+    )
+    assert "--citebench-record" not in replay and "--citebench-temperature 0 " not in replay
 
 
 def test_missing_cassette_is_an_error_not_a_pass(pytester: pytest.Pytester, tiny: Path) -> None:
@@ -118,7 +144,11 @@ def test_missing_cassette_is_an_error_not_a_pass(pytester: pytest.Pytester, tiny
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert outcomes(result) == {"failed": 8}
     result.stdout.fnmatch_lines(
-        ["*cassette miss: *does not exist*", "*record them*", "*--citebench-record all"]
+        [
+            "*cassette miss: *does not exist*",
+            "*record them (needs the provider's key and network; 'all' overwrites any cassette*",
+            "*--citebench-record all",
+        ]
     )
 
 

@@ -328,13 +328,28 @@ def test_html_report_renders_in_headless_chromium(
     calib = pytester.runpytest("--citebench", "suites/calib", "--citebench-results", "cal.jsonl")
     assert calib.ret == 0
     page = pytester.path / "report" / "merged.html"
+    # A baseline with every group of the merged run, so the comparison judges them all and the
+    # banner can be green (a group missing from the baseline keeps it neutral).
+    full_base = pytester.path / "full-base.jsonl"
+    assert (
+        cli(
+            [
+                "merge",
+                str(pytester.path / "run.jsonl"),
+                str(pytester.path / "cal.jsonl"),
+                "-o",
+                str(full_base),
+            ]
+        )
+        == 0
+    )
     status = cli(
         [
             "merge",
             str(pytester.path / "run.jsonl"),
             str(pytester.path / "cal.jsonl"),
             "--baseline",
-            str(pytester.path / "base.jsonl"),
+            str(full_base),
             "--gate",
             "tiny:indirect:accuracy>=0.25",
             "--html",
@@ -369,7 +384,7 @@ def test_html_report_renders_in_headless_chromium(
     # What the browser built: every section and chart, and the numbers in them.
     for text in (
         "pytest-citebench report",
-        "gates passed (1); no regression against the baseline",
+        "gates passed (1); no regression against the baseline in 5 group(s) compared",
         "Per domain and model",
         "HR paper % — indirect",
         "Adversarial swaps (REASONS Table 3)",
@@ -401,7 +416,11 @@ def test_html_report_renders_in_headless_chromium(
     assert ok_green > 10_000, "the green gates-passed banner is not visible"
 
     summary = (pytester.path / "report" / "summary.md").read_text()
-    assert summary.startswith("## citebench: ✅ gates passed (1)")
+    # That run's baseline has no swap-title group: the passed gate is not shown green past it.
+    assert summary.startswith(
+        "## citebench: ⚪ gates passed (1); no regression against the baseline in 2 group(s) "
+        "compared; 2 group(s) not compared: 2 not in the baseline (another model, suite or task)"
+    )
     assert "| tiny | indirect | citebench/bm25 | 4 | 0 | 50.0 [" in summary
 
 

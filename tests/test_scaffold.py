@@ -69,6 +69,18 @@ def test_cli_new_suite_validates_and_runs_on_bm25(pytester: pytest.Pytester) -> 
     assert manifest["tasks"] == ["indirect", "direct"] and manifest["corpus"] == "corpus.jsonl"
     assert "CC BY 4.0" in (folder / "README.md").read_text()
 
+    readme = (folder / "README.md").read_text()
+    assert "{this folder}" not in readme and f"validate {folder.as_posix()}` prints" in readme
+
+    # Placeholders left: validate says which lines, and does not say ok.
+    validate = pytester.run(sys.executable, "-m", "pytest_citebench", "validate", str(folder))
+    assert validate.ret == 1 and "ok " not in validate.stdout.str()
+    validate.stderr.fnmatch_lines(
+        ["TODO  mydomain: 1 items *placeholders are left in suite.toml line(s) 6; README.md*"]
+    )
+    for name in ("suite.toml", "README.md"):
+        path = folder / name
+        path.write_text(path.read_text().replace("TODO", "done"))
     validate = pytester.run(sys.executable, "-m", "pytest_citebench", "validate", str(folder))
     assert validate.ret == 0
     validate.stdout.fnmatch_lines(["ok    mydomain: 1 items*"])
@@ -92,3 +104,12 @@ def test_refuses_to_overwrite_and_rejects_bad_input(tmp_path: Path, capsys: Any)
     assert cli(["new-suite", str(tmp_path / "v"), "--task", "direct", "--name", "a b"]) == 1
     # The default name is the folder's name.
     assert load_suite(target).name == "s"
+
+
+def test_module_help_says_what_it_is_and_points_to_pytest_help(capsys: Any) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli(["--help"])
+    assert stopped.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "The benchmark itself runs under pytest: 'pytest --citebench'" in text
+    assert "'pytest --help'" in text

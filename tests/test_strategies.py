@@ -64,6 +64,8 @@ def test_sid_escalates_on_pass_only_and_oracle_also_on_wrong(
             "once",
             "--citebench-results",
             "r.jsonl",
+            "--citebench-tables",
+            "full",
             "--citebench-task",
             "sid",
             "--citebench-task",

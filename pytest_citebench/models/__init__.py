@@ -112,10 +112,11 @@ class Model:
                         done.completion_tokens,
                         done.cost,
                         time.perf_counter() - started,
+                        replayed=recording.played_count() > played,
                     )
                 )
             if self.budget is not None and recording.played_count() == played:  # a paid call
-                self.budget.add(done.cost)
+                self.budget.add(done.cost, self.name)
             return done.text
         raise AssertionError("unreachable")
 

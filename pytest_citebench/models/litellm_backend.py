@@ -192,6 +192,23 @@ def _completion(lib: Any, model: str, response: Any) -> Completion:
     )
 
 
+def priced(model: str, params: dict[str, Any]) -> bool:
+    """Whether litellm can put a dollar figure on this model's answers: it is in litellm's
+    local cost map, or the run passes its price (``input_cost_per_token`` and
+    ``output_cost_per_token``, or a per-second price) among the model's parameters."""
+    if {"input_cost_per_token", "output_cost_per_token"} <= set(params) or not (
+        {"input_cost_per_second", "output_cost_per_second", "cost_per_second"}.isdisjoint(params)
+    ):
+        return True
+    try:
+        prompt, completion = litellm().cost_per_token(
+            model=model, prompt_tokens=1000, completion_tokens=1000
+        )
+    except Exception:  # not in the local cost map
+        return False
+    return bool(prompt + completion)
+
+
 def missing_key(model: str, api_base: str | None) -> str | None:
     """The environment variable a model's provider needs and does not have, or None.
 

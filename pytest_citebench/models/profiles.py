@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_citebench.settings import SettingError, check
+
 SYSTEM_ROLES = ("system", "user")
 _FIELDS = {
     "model",
@@ -116,24 +118,16 @@ def parse_profile(name: str, table: Any, *, source: str) -> Profile:
     if not isinstance(params, dict):
         raise bad("params must be a table of litellm arguments")
     numbers: dict[str, Any] = {}
-    for key, kind in (
-        ("temperature", float),
-        ("top_p", float),
-        ("timeout", float),
-        ("max_tokens", int),
-        ("concurrency", int),
-        ("retries", int),
-    ):
+    for key in ("temperature", "top_p", "timeout", "max_tokens", "concurrency", "retries"):
         value = table.get(key)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad(f"{key} must be a number, not {value!r}")
-        if kind is int and value != int(value):
-            raise bad(f"{key} must be a whole number, not {value!r}")
-        if value < 0 or (key in ("concurrency", "max_tokens") and value < 1):
-            raise bad(f"{key} {value!r} is out of range")
-        numbers[key] = kind(value)
+        try:  # the run's own rules for the setting (settings.py), whatever its source
+            numbers[key] = check(
+                key, value, source=f'{source}: [tool.citebench.models."{name}"] {key}'
+            )
+        except SettingError as exc:
+            raise ProfileError(str(exc)) from None
     api_base = table.get("api_base")
     if api_base is not None and not isinstance(api_base, str):
         raise bad("api_base must be a URL string")

@@ -66,6 +66,8 @@ class CallUsage:
     completion_tokens: int
     cost: float | None
     latency: float
+    # Played from a cassette: the latency is replay's, not the provider's.
+    replayed: bool = False
 
 
 # The calls of the item running in this asyncio task; the runner sets a fresh list per item.
@@ -92,6 +94,8 @@ def usage_summary(calls: Sequence[CallUsage]) -> dict[str, Any] | None:
         "completion_tokens": sum(c.completion_tokens for c in calls),
         "cost": None if any(c is None for c in costs) else round(sum(costs), 10),  # type: ignore[arg-type]
         "latencies": [round(c.latency, 4) for c in calls],
+        # Calls played from cassettes: their latencies time the replay, not the provider.
+        **({"replayed": n} if (n := sum(c.replayed for c in calls)) else {}),
     }
 
 
@@ -101,19 +105,29 @@ class Budget:
     def __init__(self, limit: float | None) -> None:
         self.limit = limit
         self.spent = 0.0
+        self.unpriced: str | None = None  # a paid answer litellm could not price, by model
 
     def check(self, model: str) -> None:
-        """Before each call: the call that crosses the limit still runs, none after it does."""
+        """Before each call: the call that crosses the limit still runs, none after it does.
+        A paid answer with no price also stops the run: a cap that cannot see what it is
+        spent on is no cap (the start-up check refuses unpriced models; this is its net)."""
+        if self.limit is not None and self.unpriced is not None:
+            raise BudgetExceeded(
+                f"{model}: --citebench-max-cost {self.limit:g} USD cannot be kept: litellm "
+                f"could not price an answer of {self.unpriced}; no further calls are made"
+            )
         if self.limit is not None and self.spent >= self.limit:
             raise BudgetExceeded(
                 f"{model}: --citebench-max-cost {self.limit:g} USD reached "
                 f"({self.spent:.4f} USD spent); no further calls are made"
             )
 
-    def add(self, cost: float | None) -> None:
-        """An unpriced call (None) adds nothing: the cap cannot see what litellm cannot price."""
+    def add(self, cost: float | None, model: str = "") -> None:
+        """An unpriced call (None) adds nothing it could count, so it is remembered instead."""
         if cost:
             self.spent += cost
+        elif cost is None and self.unpriced is None:
+            self.unpriced = model or "a model"
 
 
 def fold_system(payload: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -38,6 +38,7 @@ from pytest_citebench.recording.misses import (
     MISS_PREFIX,
     miss_error,
     record_command,
+    replay_command,
     request_differences,
 )
 from pytest_citebench.recording.paths import (
@@ -97,6 +98,7 @@ __all__ = [
     "recorded_count",
     "recorded_versions",
     "redact_params",
+    "replay_command",
     "request_differences",
     "safe_segment",
     "scrub_decoded",

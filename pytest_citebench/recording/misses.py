@@ -6,6 +6,7 @@ command that records every miss.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_citebench.errors import CassetteMiss
@@ -119,25 +120,49 @@ def _message_differences(before: list[Any], after: Any) -> list[str]:
     return out or ["messages differ"]
 
 
-def record_command(args: list[str], nodeids: list[str]) -> str:
-    """One command that records every missed item: the run's own arguments (so the endpoint,
-    sampling and parameters that shaped the requests are repeated), its record mode replaced."""
-    import shlex
-
+def _without(args: Sequence[str], flags: Iterable[str]) -> list[str]:
+    """``args`` less every ``FLAG VALUE`` and ``FLAG=VALUE`` of ``flags``."""
+    names = set(flags)
     kept: list[str] = []
     skip = False
     for arg in args:
         if skip:
             skip = False
             continue
-        if arg == "--citebench-record":
+        if arg in names:
             skip = True
             continue
-        if arg.startswith("--citebench-record="):
+        if arg.split("=", 1)[0] in names and "=" in arg:
             continue
         kept.append(arg)
+    return kept
+
+
+def _command(args: list[str], nodeids: list[str], tail: Sequence[str]) -> str:
+    import shlex
+
     selection: list[str] = nodeids if len(nodeids) <= 10 else ["--lf"]
     if len(nodeids) <= 10:
-        kept = [a for a in kept if "::" not in a]
-    words = ["pytest", *kept, *selection, "--citebench-record", "all"]
+        args = [a for a in args if "::" not in a]
+    words = ["pytest", *args, *selection, *tail]
     return scrub_text(" ".join(shlex.quote(w) for w in words))
+
+
+def record_command(
+    args: list[str], nodeids: list[str], settings: Sequence[tuple[str, str]] = ()
+) -> str:
+    """One command that records every missed item: the run's own arguments (so the endpoint,
+    sampling and parameters that shaped the requests are repeated), its record mode replaced.
+    ``settings``: flags the run took from pyproject.toml or defaults (the models, the sampling),
+    written out so the command records what this run asked for, whatever the config says."""
+    kept = _without(args, ["--citebench-record"])
+    given = {a.split("=", 1)[0] for a in kept}
+    extra = [w for flag, value in settings if flag not in given for w in (flag, value)]
+    return _command([*kept, *extra], nodeids, ["--citebench-record", "all"])
+
+
+def replay_command(args: list[str], nodeids: list[str], recorded: Mapping[str, str]) -> str:
+    """The run's command with the sampling flags set to what the cassettes were recorded with:
+    the fix for a miss that only changed sampling, with no key, no network and no overwrite."""
+    kept = _without(args, ["--citebench-record", *recorded])
+    return _command(kept, nodeids, [w for flag, value in recorded.items() for w in (flag, value)])

@@ -48,6 +48,7 @@ _HIGHER_IS_BETTER = {"f1", "bleu", "cosine_minilm", "source_recall"}
 NO_GATE = "no gate set: nothing was judged"
 GATES_PASSED = "gates passed"
 GATE_FAILED = "gate failed"
+GATE_SKIPPED = "gate skipped"
 
 
 def _task(name: str) -> Task:
@@ -125,33 +126,82 @@ def own_metrics(agg: Aggregate) -> list[str]:
 
 @dataclass(frozen=True)
 class Verdict:
-    """``gates`` is "passed", "failed" or "none"; ``text`` the words for it; ``problems`` what
-    else should stop a release (errors, regressions); ``notes`` facts that stop nothing."""
+    """``gates`` is "passed", "failed", "skipped" or "none"; ``text`` the words for it;
+    ``problems`` what else should stop a release (errors, regressions); ``warnings`` what was
+    asked for and could not be judged (a skipped gate, a baseline that compared nothing): they
+    stop nothing, but nothing may look green past them; ``notes`` facts that stop nothing."""
 
     gates: str
     text: str
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def state(self) -> str:
-        """ "bad" (red), "ok" (green: gates were set and passed, nothing else wrong) or
-        "neutral": nothing was judged, so nothing may look green."""
+        """ "bad" (red), "ok" (green: gates were set and passed, everything asked for was
+        judged, nothing else wrong) or "neutral": something was not judged."""
         if self.gates == "failed" or self.problems:
             return "bad"
-        return "ok" if self.gates == "passed" else "neutral"
+        return "ok" if self.gates == "passed" and not self.warnings else "neutral"
 
     def line(self) -> str:
-        """Gates, then problems, then notes, on one line that every report and log shares."""
-        return "; ".join((self.text, *self.problems, *self.notes))
+        """Gates, then problems, then what was not judged, then notes, on one line that every
+        report and log shares."""
+        return "; ".join((self.text, *self.problems, *self.warnings, *self.notes))
+
+
+def measured_text(m: Stat) -> str:
+    """The measured value of a gate, or why there is none: "no items scored" when every item
+    of the group ended in an error (a NaN printed as a number read like a measurement)."""
+    if m.n == 0:
+        return "no items scored: every item ended in an error or none ran"
+    if math.isnan(m.value):
+        return "undefined on these items"
+    return f"measured {m.value:.4g}"
 
 
 def _failed_text(result: GateResult) -> str:
-    m = result.measured
-    return (
-        f"{result.gate.spec} on {result.model} {result.suite}:{result.task} "
-        f"(measured {m.value:.4g})"
-    )
+    where = f"{result.model} {result.suite}:{result.task}"
+    return f"{result.gate.spec} on {where} ({measured_text(result.measured)})"
+
+
+def _named(items: Sequence[str], max_named: int) -> str:
+    more = f" and {len(items) - max_named} more" if len(items) > max_named else ""
+    return ", ".join(items[:max_named]) + more
+
+
+def baseline_text(comparison: Comparison) -> tuple[str, bool]:
+    """What the baseline comparison judged, exactly: (text, judged anything). "no regression"
+    is said only of the groups that were compared, with their number; groups that could not
+    be compared are counted with the reason (another model or suite, a changed suite or
+    scorer version, no item paired)."""
+    compared = [g for g in comparison.groups if g.deltas]
+    reasons: Counter[str] = Counter()
+    for g in comparison.groups:
+        if g.deltas:
+            continue
+        if g.note == "no baseline for this group":
+            reasons["not in the baseline (another model, suite or task)"] += 1
+        elif g.note:
+            reasons[g.note.split(" (", 1)[0].split(":", 1)[0]] += 1
+        else:
+            reasons["no item paired without an error"] += 1
+    why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    if not compared:
+        total = len(comparison.groups)
+        return (
+            f"baseline compared nothing: none of {total} group(s) comparable because {why}"
+            if total
+            else "baseline compared nothing: this run has no results",
+            False,
+        )
+    text = f"no regression against the baseline in {len(compared)} group(s) compared"
+    if comparison.failures:
+        text = f"{len(comparison.failures)} regression(s) against the baseline"
+    if reasons:
+        text += f"; {sum(reasons.values())} group(s) not compared: {why}"
+    return text, True
 
 
 def verdict(
@@ -162,29 +212,41 @@ def verdict(
     comparison: Comparison | None = None,
     max_named: int = 3,
 ) -> Verdict:
-    """Exactly one of "gates passed", "gate failed: <which>" or "no gate set: nothing was
-    judged"; errors and regressions are added whatever the gates said."""
+    """Exactly one of "gates passed", "gate failed: <which>", "gate skipped because ..." or
+    "no gate set: nothing was judged"; errors, regressions and what could not be judged are
+    added whatever the gates said."""
     failed = [g for g in gate_results if not g.passed]
+    skipped = [g.spec for g in unmatched_gates]
     if failed:
-        named = ", ".join(_failed_text(g) for g in failed[:max_named])
-        more = f" and {len(failed) - max_named} more" if len(failed) > max_named else ""
-        gates, text = "failed", f"{GATE_FAILED}: {named}{more}"
+        gates, text = (
+            "failed",
+            f"{GATE_FAILED}: {_named([_failed_text(g) for g in failed], max_named)}",
+        )
     elif gate_results:
         gates, text = "passed", f"{GATES_PASSED} ({len(gate_results)})"
+    elif skipped:
+        gates = "skipped"
+        text = f"{GATE_SKIPPED} because no results matched: {_named(skipped, max_named)}"
     else:
         gates, text = "none", NO_GATE
     problems: list[str] = []
-    notes: list[str] = []
+    warnings: list[str] = []
     if errors:
         problems.append(f"{errors} item(s) ended in an error")
+    if gates in ("passed", "failed") and skipped:
+        warnings.append(
+            f"{len(skipped)} gate(s) skipped, no results matched: {_named(skipped, max_named)}"
+        )
+    notes: list[str] = []
     if comparison is not None:
+        said, judged = baseline_text(comparison)
         if comparison.failures:
-            problems.append(f"{len(comparison.failures)} regression(s) against the baseline")
+            problems.append(said)
+        elif judged and "not compared" not in said:
+            notes.append(said)
         else:
-            notes.append("no regression against the baseline")
-    if unmatched_gates:
-        notes.append(f"{len(unmatched_gates)} gate(s) matched no results")
-    return Verdict(gates, text, tuple(problems), tuple(notes))
+            warnings.append(said)
+    return Verdict(gates, text, tuple(problems), tuple(notes), tuple(warnings))
 
 
 # -- worst answers ---------------------------------------------------------------------------------
@@ -234,6 +296,27 @@ def worst_groups(records: Sequence[Mapping[str, Any]], per_group: int) -> list[W
         )
         counts = Counter(str(r["outcome"]) for r in wrong)
         out.append(WorstGroup(suite, task, dict(counts), len(rows), wrong[: max(0, per_group)]))
+    return out
+
+
+def pooled_by_task(groups: Sequence[WorstGroup], per_group: int) -> list[WorstGroup]:
+    """The suite x task groups of one task as one group (suite "*"): counts added, the worst
+    ``per_group`` of all their shown answers, in the same order as within a group."""
+    by_task: dict[str, list[WorstGroup]] = defaultdict(list)
+    for group in groups:
+        by_task[group.task].append(group)
+    out = []
+    for task, parts in sorted(by_task.items()):
+        counts: Counter[str] = Counter()
+        for part in parts:
+            counts.update(part.wrong)
+        shown = sorted(
+            (r for part in parts for r in part.shown),
+            key=lambda r: (SEVERITY[str(r["outcome"])], -badness(r), str(r.get("suite", ""))),
+        )
+        n = sum(part.n for part in parts)
+        suite = parts[0].suite if len(parts) == 1 else f"{len(parts)} suites"
+        out.append(WorstGroup(suite, task, dict(counts), n, shown[: max(0, per_group)]))
     return out
 
 

@@ -39,10 +39,12 @@ th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f5f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.fail td{background:#fff1f1}.tag-fail{color:#c62828;font-weight:700}
 .tag-pass{color:#2e7d32;font-weight:700}.tag-skip{color:#8d6e00;font-weight:700}
-.charts{display:flex;flex-wrap:wrap;gap:18px}.chart{background:#fff;border:1px solid #eee}
+.charts{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+.chart{background:#fff;border:1px solid #eee}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:13px;margin:6px 0}
 dt{color:#666}dd{margin:0}nav a{margin-right:12px;font-size:13px}
 .muted{color:#666;font-size:12.5px}td.text{max-width:420px;word-wrap:break-word}
+.wide{max-width:100%;overflow-x:auto}.chart{max-width:100%;height:auto}
 """
 
 
@@ -51,7 +53,8 @@ def _table(
 ) -> str:
     """Rows of cells; a cell may be (text, css class) or ("<raw>", ...) when pre-escaped via
     ``_Raw``. Columns from ``numeric_from`` on are right-aligned."""
-    out = [f"<table{f' class={cls!r}' if cls else ''}><thead><tr>"]
+    # Wrapped so a table wider than the page scrolls inside it instead of widening the page.
+    out = [f"<div class='wide'><table{f' class={cls!r}' if cls else ''}><thead><tr>"]
     out += [f"<th>{escape(h)}</th>" for h in header]
     out.append("</tr></thead><tbody>")
     for row in rows:
@@ -73,7 +76,7 @@ def _table(
             attr = f" class='{' '.join(classes)}'" if classes else ""
             out.append(f"<td{attr}>{body}</td>")
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -241,8 +244,9 @@ def _usage(rows: Sequence[Any]) -> str:
     from pytest_citebench.reports import usage as u
 
     return (
-        "<p class='muted'>Calls, tokens and latency as the provider reported them; cost from "
-        "litellm's local price map, n/a where it has no price for the model.</p>"
+        "<p class='muted'>Calls and tokens as the provider reported them; cost from "
+        "litellm's local price map, n/a where it has no price for the model. Latency marked "
+        "(replay) times reading the cassette, not the provider.</p>"
         + _table(list(u.HEADER), [u.cells(r) for r in rows], numeric_from=1)
     )
 

@@ -12,6 +12,7 @@ from pytest_citebench.reports.headline import (
     Verdict,
     headline_lines,
     item_metrics_text,
+    pooled_by_task,
     verdict,
     where,
     worst_groups,
@@ -51,7 +52,8 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_sep("-", "citebench: per suite")
         tr.write_line("95% CIs in brackets: Wilson for shares, bootstrap (B=2000) for HR/F1/BLEU")
         verbose = int(getattr(tr.config.option, "verbose", 0) or 0) > 0
-        for line in render_table(cb.aggregates, verbose=verbose):
+        full = getattr(opts, "tables", "compact") == "full"
+        for line in render_table(cb.aggregates, verbose=verbose, stages=full):
             tr.write_line(line)
     from pytest_citebench.reports.sections import paper_sections, terminal_lines
 
@@ -80,7 +82,7 @@ def write_summary(tr: Any, cb: Any) -> None:
             f"ERROR {model}: {count} item(s) ended in an error (provider, cassette or parse)",
             red=True,
         )
-    write_worst(tr, cb.records, opts.show)
+    write_worst(tr, cb.records, opts.show, per_task=getattr(opts, "tables", "compact") != "full")
     if cb.gates:
         tr.write_sep("-", "citebench gates")
     for result in cb.gate_results:
@@ -122,18 +124,31 @@ def _write_verdict(tr: Any, v: Verdict) -> None:
 _TEXT = TABLE_WIDTH - 14
 
 
-def write_worst(tr: Any, records: list[dict[str, Any]], per_group: int) -> None:
-    """Up to ``per_group`` worst answers of every suite x task, most severe first."""
+def write_worst(
+    tr: Any, records: list[dict[str, Any]], per_group: int, *, per_task: bool = False
+) -> None:
+    """Up to ``per_group`` worst answers of every suite x task, most severe first; with
+    ``per_task`` (the compact default) of every task, suites pooled: a full REASONS run has
+    some 70 suite x task groups, which was ~500 lines here (the reports keep every group)."""
     groups = worst_groups(records, per_group)
     if not groups or per_group <= 0:
         return
-    tr.write_sep(
-        "-",
-        f"citebench: worst answers, up to {per_group} per suite x task "
-        "(hallucinated, then unanswered, then partial; all in --citebench-results)",
-    )
+    order = "hallucinated, then unanswered, then partial"
+    title = f"up to {per_group} per suite x task ({order}; all in --citebench-results)"
+    if per_task:
+        groups = pooled_by_task(groups, per_group)
+        title = (
+            f"up to {per_group} per task, suites pooled "
+            f"({order}; per suite x task: --citebench-tables full)"
+        )
+    tr.write_sep("-", f"citebench: worst answers, {title}")
     for group in groups:
-        tr.write_line(f"{group.suite}:{group.task}  ({wrong_counts_text(group)})"[:TABLE_WIDTH])
+        heading = (
+            f"{group.task} over {group.suite}"
+            if group.suite.endswith(" suites")
+            else f"{group.suite}:{group.task}"
+        )
+        tr.write_line(f"{heading}  ({wrong_counts_text(group)})"[:TABLE_WIDTH])
         for record in group.shown:
             # The node id, so the item can be re-run as it is (the terminal is local, unlike the
             # reports); the metrics beside it when they fit, else on their own line.

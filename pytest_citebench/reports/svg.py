@@ -23,6 +23,18 @@ PALETTE = (
     "#bab0ac",
 )
 _FONT = "font-family='system-ui, sans-serif'"
+# Widths of one character, generous (wide glyphs, bold titles), so a label is never clipped: the
+# layout makes room for the longest label instead of assuming one.
+_CHAR_10 = 6.2  # 10-11 px text
+_CHAR_TITLE = 8.4  # the 13 px bold chart title
+_ROTATION = 35  # degrees the category labels are turned
+
+
+def _label_room(texts: Sequence[str]) -> tuple[float, float]:
+    """(horizontal, vertical) extent of the longest rotated category label."""
+    longest = max((len(t) for t in texts), default=0) * _CHAR_10
+    angle = math.radians(_ROTATION)
+    return longest * math.cos(angle), longest * math.sin(angle)
 
 
 def color(index: int) -> str:
@@ -72,11 +84,14 @@ def grouped_bars(
     n_series = max(1, len(series))
     bar = 14 if n_series > 3 else 20
     group_w = n_series * bar + 18
-    legend_w = 20 + 7 * max((len(s) for s in series), default=4)
-    left, top, bottom = 48, 34, 96
+    legend_w = 20 + _CHAR_10 * max((len(s) for s in series), default=4)
+    # Room for the rotated labels: the first one reaches left of the plot, every one below it.
+    run, rise = _label_room([_short(c) for c in categories])
+    left = max(48, math.ceil(run + 6 - 9 - n_series * bar / 2))
+    top, bottom = 34, max(96, math.ceil(rise + 34))
     plot_h = 200
     width = left + max(1, len(categories)) * group_w + 20 + legend_w
-    width = max(width, 24 + 7 * len(title))  # never clip the title
+    width = math.ceil(max(width, 16 + _CHAR_TITLE * len(title)))  # never clip the title
     height = top + plot_h + bottom
     finite = [
         v
@@ -94,7 +109,7 @@ def grouped_bars(
         f"<svg xmlns='http://www.w3.org/2000/svg' class='{css_class}' width='{width}' "
         f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
         f"aria-label='{escape(title)}'>",
-        f"<text x='{left}' y='18' font-size='13' font-weight='600' {_FONT}>{escape(title)}</text>",
+        f"<text x='8' y='18' font-size='13' font-weight='600' {_FONT}>{escape(title)}</text>",
     ]
     for i in range(6):
         v = y_max * i / 5
@@ -111,10 +126,19 @@ def grouped_bars(
         gx = left + ci * group_w + 9
         for si, name in enumerate(series):
             triple = values.get((category, name))
+            x = gx + si * bar
             if triple is None or triple[0] is None or math.isnan(triple[0]):
+                # Drawn as "no data", never as an empty slot that reads like a zero.
+                why = "not run" if triple is None else "no value: undefined on these items"
+                cx, base = x + (bar - 2) / 2, top + plot_h - 4
+                out.append(
+                    f"<text class='nodata' x='{_t(cx)}' y='{_t(base)}' font-size='9' "
+                    f"fill='#888' transform='rotate(-90 {_t(cx)} {_t(base)})' {_FONT} "
+                    f"dominant-baseline='middle'>no data<title>{escape(name)} · "
+                    f"{escape(category)}: {why}</title></text>"
+                )
                 continue
             value, lo, hi = triple
-            x = gx + si * bar
             out.append(
                 f"<rect class='bar' x='{_t(x)}' y='{_t(y(value))}' width='{bar - 2}' "
                 f"height='{_t(top + plot_h - y(value))}' fill='{color(si)}'>"
@@ -142,7 +166,8 @@ def grouped_bars(
         ly = top + plot_h + 12
         out.append(
             f"<text x='{_t(lx)}' y='{_t(ly)}' font-size='10' text-anchor='end' "
-            f"transform='rotate(-35 {_t(lx)} {_t(ly)})' {_FONT}>{escape(_short(category))}"
+            f"transform='rotate(-{_ROTATION} {_t(lx)} {_t(ly)})' {_FONT}>"
+            f"{escape(_short(category))}"
             f"<title>{escape(category)}</title></text>"
         )
     out.append(
@@ -173,9 +198,9 @@ def line_chart(
     being drawn at the edge, so the chart never shows a number that was not computed.
     """
     left, top, plot_w, plot_h = 48, 34, 380, 200
-    legend_w = 20 + 7 * max((len(name) for name, _, _ in series), default=4)
+    legend_w = 20 + _CHAR_10 * max((len(name) for name, _, _ in series), default=4)
     width, height = left + plot_w + 24 + legend_w, top + plot_h + 44
-    width = max(width, 24 + 7 * len(title))
+    width = math.ceil(max(width, 16 + _CHAR_TITLE * len(title)))
     x_lo, x_hi = min(xs), max(xs)
     span = (x_hi - x_lo) or 1.0
 
@@ -251,9 +276,11 @@ def stacked_bars(
     css_class: str = "chart",
 ) -> str:
     """Horizontal stacked bars of counts; ``parts`` = (name, colour) for each segment."""
-    left, top, bar_h, gap, plot_w = 220, 30, 18, 8, 420
+    labels = [_short(name, 34) for name, _ in rows]
+    left = max(120, math.ceil(_CHAR_10 * max((len(x) for x in labels), default=0) + 14))
+    top, bar_h, gap, plot_w = 30, 18, 8, 420
     height = top + len(rows) * (bar_h + gap) + 24 + 16 * len(parts)
-    width = left + plot_w + 60
+    width = math.ceil(max(left + plot_w + 60, 16 + _CHAR_TITLE * len(title)))
     total_max = max((sum(v) for _, v in rows), default=1) or 1
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' class='{css_class}' width='{width}' "
@@ -303,9 +330,12 @@ def forest(
 
     The tolerance band is shaded, so "worse, but within tolerance" is visible at a glance.
     """
-    left, top, row_h, plot_w = 330, 30, 20, 360
+    # The labels' column is as wide as the longest label: a fixed one cut long labels at the front.
+    labels = [_short(name, 96) for name, *_ in rows]
+    left = max(120, math.ceil(_CHAR_10 * max((len(x) for x in labels), default=0) + 16))
+    top, row_h, plot_w = 30, 20, 360
     height = top + len(rows) * row_h + 30
-    width = left + plot_w + 30
+    width = math.ceil(max(left + plot_w + 30, 16 + _CHAR_TITLE * len(title)))
     finite = [abs(v) for _, d, lo, hi, _ in rows for v in (d, lo, hi) if math.isfinite(v)]
     span = _nice_max(max(max(finite, default=0.0), tolerance, 0.01) * 1.05)
     mid = left + plot_w / 2
@@ -334,7 +364,7 @@ def forest(
         stroke = "#c62828" if failed else "#333"
         out.append(
             f"<text x='{left - 8}' y='{_t(yy + 4)}' font-size='11' text-anchor='end' {_FONT}>"
-            f"{escape(_short(name, 52))}<title>{escape(name)}</title></text>"
+            f"{escape(_short(name, 96))}<title>{escape(name)}</title></text>"
         )
         if math.isfinite(lo) and math.isfinite(hi):
             out.append(

@@ -17,9 +17,15 @@ from pytest_citebench.results.aggregate import share, task_of
 
 
 def _fmt(stat: Stat | None, percent: bool = True) -> str:
+    """Shares as percent with one decimal; raw numbers (τ, κ, AC1) with the three decimals
+    every detail table prints, so the same τ never reads 0.4 here and 0.4318 below."""
     if stat is None or math.isnan(stat.value):
         return "-"
-    scale = 100.0 if percent else 1.0
+    if not percent:
+        if math.isnan(stat.lo) or math.isnan(stat.hi) or stat.lo == stat.hi:
+            return f"{stat.value:.3f}"
+        return f"{stat.value:.3f} [{stat.lo:.3f}, {stat.hi:.3f}]"
+    scale = 100.0
     return f"{stat.value * scale:5.1f} [{stat.lo * scale:4.1f},{stat.hi * scale:5.1f}]"
 
 
@@ -59,19 +65,31 @@ def column_stat(agg: Aggregate, metric: str) -> Stat | None:
 
 
 def render_table(
-    aggregates: list[Aggregate], *, width: int = TABLE_WIDTH, verbose: bool = False
+    aggregates: list[Aggregate],
+    *,
+    width: int = TABLE_WIDTH,
+    verbose: bool = False,
+    stages: bool = True,
 ) -> list[str]:
     """One table per set of columns, rows sorted by suite, task, stage, then model, so models sit
     side by side for comparison. Unless ``verbose``, each table keeps the columns that fit in
-    ``width`` characters (shares first) and says which it left out."""
+    ``width`` characters (shares first) and says which it left out. Without ``stages`` the
+    per-final-stage rows of escalating tasks are left out (more than half the rows of a full
+    REASONS run) and counted in a last line."""
+    shown = aggregates if stages else [a for a in aggregates if a.stage is None]
     by_columns: dict[tuple[str, ...], list[Aggregate]] = defaultdict(list)
-    for agg in aggregates:
+    for agg in shown:
         by_columns[table_metrics(agg)].append(agg)
     lines: list[str] = []
     for columns, group in by_columns.items():
         if lines:
             lines.append("")
         lines += _render(columns, group, width=width, verbose=verbose)
+    hidden = len(aggregates) - len(shown)
+    if hidden:
+        lines.append(
+            f"{hidden} per-final-stage row(s) not shown (--citebench-tables full shows them)"
+        )
     return lines
 
 

@@ -29,6 +29,7 @@ class UsageRow:
     unpriced: int  # items whose cost is unknown
     p50: float  # seconds per call; NaN without latencies
     p95: float
+    replayed: int = 0  # calls played from cassettes: their latency is the replay's
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -78,6 +79,7 @@ def usage_rows(records: Sequence[Mapping[str, Any]]) -> list[UsageRow]:
                 len(usages) - len(priced),
                 quantile(latencies, 0.5),
                 quantile(latencies, 0.95),
+                sum(_int(u.get("replayed")) for u in usages),
             )
         )
     return rows
@@ -108,9 +110,18 @@ def cells(row: UsageRow) -> list[str]:
         str(row.prompt_tokens),
         str(row.completion_tokens),
         fmt_cost(row),
-        fmt_seconds(row.p50),
-        fmt_seconds(row.p95),
+        fmt_seconds(row.p50) + _replay_note(row),
+        fmt_seconds(row.p95) + _replay_note(row),
     ]
+
+
+def _replay_note(row: UsageRow) -> str:
+    """Latency of replayed calls times reading a cassette, not the provider: say so."""
+    if not row.replayed or math.isnan(row.p50):
+        return ""
+    return (
+        " (replay)" if row.replayed >= row.calls else f" ({row.replayed} of {row.calls} replayed)"
+    )
 
 
 def usage_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:

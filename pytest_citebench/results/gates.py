@@ -82,12 +82,14 @@ class GateResult:
 
     def describe(self) -> str:
         """PASS/FAIL line with the gate, its source, the model and the value with its CI."""
+        from pytest_citebench.reports.headline import measured_text
+
         m = self.measured
         ci = "" if math.isnan(m.lo) or m.lo == m.hi else f" (95% CI {m.lo:.4g}-{m.hi:.4g}, n={m.n})"
         verdict = "PASS" if self.passed else "FAIL"
         return (
             f"{verdict} gate {self.gate.spec} [{self.gate.source}] on {self.model} "
-            f"{self.suite}:{self.task}: measured {m.value:.4g}{ci}"
+            f"{self.suite}:{self.task}: {measured_text(m)}{ci}"
         )
 
 

@@ -1,0 +1,370 @@
+"""Settings from every source go through one check (settings.py): a hostile value in
+pyproject.toml, a profile or a flag is one usage error (exit 4) naming the setting, never an
+INTERNALERROR, a silent no-op or an error per item. Also the cost cap on unpriced models, and
+manifests that ``validate`` and the run judge alike (duplicate tasks, gates, paths)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import TINY
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_citebench.__main__ import main as cli_main
+from pytest_citebench.settings import SETTINGS, SettingError, check
+from pytest_citebench.suites import SuiteError, discover, load_manifest
+from pytest_citebench.testing.stubserver import StubServer
+
+# Values that no setting accepts, whatever its kind (a list-of-strings setting refuses a bare
+# string, a number refuses a string, NaN, infinity and a boolean, a string refuses a number).
+_HOSTILE_ANY = st.one_of(
+    st.just(math.nan),
+    st.just(math.inf),
+    st.just(-math.inf),
+    st.booleans(),
+    st.dictionaries(st.text(min_size=1, max_size=3), st.integers(), min_size=1, max_size=2),
+)
+
+
+def _hostile(key: str) -> st.SearchStrategy[Any]:
+    spec = SETTINGS[key]
+    if spec.kind in ("int", "float"):
+        out_of_range: list[st.SearchStrategy[Any]] = [
+            _HOSTILE_ANY,
+            st.text(max_size=8),  # a string is never a number, "0.5" included
+            st.lists(st.integers(), max_size=2),
+        ]
+        if spec.low is not None:
+            below = st.floats(max_value=spec.low, allow_nan=False, allow_infinity=False)
+            out_of_range.append(below.filter(lambda v: v < spec.low or spec.low_open))
+        if spec.high is not None:
+            out_of_range.append(
+                st.floats(min_value=spec.high, allow_nan=False, allow_infinity=False).filter(
+                    lambda v: v > spec.high
+                )
+            )
+        if spec.kind == "int":
+            out_of_range.append(st.floats(0.1, 0.9))  # not whole
+        return st.one_of(out_of_range)
+    if spec.kind in ("strs", "choices"):
+        return st.one_of(
+            _HOSTILE_ANY,
+            st.text(min_size=1, max_size=8),  # a bare string: once iterated letter by letter
+            st.integers(),
+            st.lists(st.integers(), min_size=1, max_size=2),
+            st.just([""]),
+        )
+    if spec.kind in ("str", "choice"):
+        return st.one_of(
+            st.integers(),
+            st.floats(allow_nan=True),
+            st.just(""),
+            st.lists(st.text(), max_size=2),
+        )
+    return st.one_of(st.integers(), st.text(), st.lists(st.integers(), max_size=2))
+
+
+@given(data=st.data())
+@settings(max_examples=400, deadline=None)
+def test_every_hostile_value_of_every_setting_is_one_error_naming_it(data: st.DataObject) -> None:
+    key = data.draw(st.sampled_from(sorted(SETTINGS)))
+    value = data.draw(_hostile(key))
+    if SETTINGS[key].kind == "choice" and value in SETTINGS[key].choices:
+        return
+    source = f"pyproject.toml [tool.citebench] {key}"
+    with pytest.raises(SettingError) as caught:
+        check(key, value, source=source)
+    assert str(caught.value).startswith(f"{source} = ")
+    assert "must be" in str(caught.value)
+
+
+def test_valid_values_pass_and_are_normalised() -> None:
+    assert check("retries", 3.0, source="x") == 3 and isinstance(
+        check("retries", 3.0, source="x"), int
+    )
+    assert check("timeout", 0.5, source="x") == 0.5
+    assert check("default_models", ["citebench/bm25"], source="x") == ["citebench/bm25"]
+    assert check("gates", [], source="x") == []
+    assert check("temperature", 0, source="x") == 0.0
+    assert check("correction", "bh", source="x") == "bh"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return json.dumps(value)
+
+
+# One hostile value per setting the pyproject table takes, end to end: the exit status and the
+# message pytest prints (the property above covers the values; this covers the wiring).
+_PYPROJECT_CASES = {
+    "temperature": "nan",
+    "top_p": "inf",
+    "max_tokens": '"256"',
+    "retries": "-1",
+    "timeout": "0",
+    "concurrency": "0",
+    "max_errors": "-3",
+    "max_cost": "nan",
+    "rag_k": "0",
+    "tolerance": '"0.02"',
+    "correction": '"bonferroni"',
+    "tables": '"wide"',
+    "rag": '"naive"',
+    "default_models": '"citebench/bm25"',
+    "models": '"citebench/bm25"',
+    "suites": '"suites"',
+    "gates": '"tiny:direct:accuracy>=0"',
+    "baseline": "7",
+    "cassettes": "[1]",
+    "api_base": "3",
+    "params": '"seed=7"',
+    "adversarial": '"title"',
+    "adversarial_threshold": '"0.7"',
+}
+
+
+def test_every_setting_has_an_end_to_end_case() -> None:
+    assert set(_PYPROJECT_CASES) == set(SETTINGS) - {"show"}  # show is a flag only
+
+
+@pytest.mark.parametrize("key", sorted(_PYPROJECT_CASES))
+def test_hostile_pyproject_value_is_one_usage_error_naming_the_setting(
+    pytester: pytest.Pytester, tiny: Path, key: str
+) -> None:
+    pytester.makepyprojecttoml(f"[tool.citebench]\n{key} = {_PYPROJECT_CASES[key]}\n")
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert f"[tool.citebench] {key} = " in err, err
+    assert "INTERNALERROR" not in err + result.stdout.str() and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--citebench-temperature", "nan"),
+        ("--citebench-top-p", "inf"),
+        ("--citebench-retries", "-1"),
+        ("--citebench-timeout", "0"),
+        ("--citebench-timeout", "-2"),
+        ("--citebench-concurrency", "0"),
+        ("--citebench-max-cost", "-1"),
+        ("--citebench-max-cost", "nan"),
+        ("--citebench-max-tokens", "0"),
+        ("--citebench-show", "-1"),
+        ("--citebench-tolerance", "nan"),
+        ("--citebench-param", "temperature=NaN"),
+        ("--citebench-param", "seed=Infinity"),
+    ],
+)
+def test_hostile_flag_is_one_usage_error_before_any_item(
+    pytester: pytest.Pytester, tiny: Path, flag: str, value: str
+) -> None:
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider", flag, value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{flag} *= *must be*"])
+    assert "passed" not in result.stdout.str()  # no item ran
+
+
+def test_hostile_profile_value_names_the_profile_and_the_setting(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    pytester.makepyprojecttoml('[tool.citebench.models."m"]\nmodel = "openai/x"\nretries = -1\n')
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(['*[[]tool.citebench.models."m"[]] retries = -1: *must be*'])
+
+
+@given(
+    key=st.sampled_from(["temperature", "timeout", "retries", "concurrency", "default_models"]),
+    value=st.one_of(
+        st.text(alphabet="abc-. ", min_size=1, max_size=5),
+        st.floats(max_value=-0.001, allow_nan=False, allow_infinity=False),
+        st.just(math.nan),
+        st.just(math.inf),
+    ),
+)
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_property_hostile_pyproject_never_reaches_internalerror(
+    pytester: pytest.Pytester, key: str, value: Any
+) -> None:
+    """The property through pytest itself: whatever is drawn, exit 4 naming the setting."""
+    target = pytester.path / "suites" / "tiny"
+    if not target.exists():
+        shutil.copytree(TINY, target)
+    pytester.makepyprojecttoml(f"[tool.citebench]\n{key} = {_toml(value)}\n")
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, (key, value, result.stdout.str())
+    assert f"[tool.citebench] {key} = " in result.stderr.str()
+
+
+# -- the cost cap on a model litellm cannot price ------------------------------------------------
+
+
+def test_cost_cap_on_an_unpriced_model_is_one_usage_error_before_any_call(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000000000")
+    with StubServer(lambda r: "pass") as server:
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "openai/not-priced-anywhere",
+            "--citebench-api-base",
+            server.url,
+            "--citebench-record",
+            "once",
+            "--citebench-max-cost",
+            "0.000001",
+            "-p",
+            "no:cacheprovider",
+        )
+        calls = server.calls
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert calls == 0
+    result.stderr.fnmatch_lines(
+        ["*--citebench-max-cost 1e-06 with --citebench-model openai/not-priced-anywhere*"]
+    )
+    assert "input_cost_per_token" in result.stderr.str()
+
+
+def test_cost_cap_holds_for_a_model_given_its_price(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The way out the error names: a price per token makes the cap count, and stop."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000000000")
+    with StubServer(lambda r: "pass") as server:
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "openai/not-priced-anywhere",
+            "--citebench-api-base",
+            server.url,
+            "--citebench-record",
+            "once",
+            "--citebench-concurrency",
+            "1",
+            "--citebench-param",
+            "input_cost_per_token=0.001",
+            "--citebench-param",
+            "output_cost_per_token=0.001",
+            "--citebench-max-cost",
+            "0.000001",
+            "--citebench-results",
+            "r.jsonl",
+            "-p",
+            "no:cacheprovider",
+        )
+        calls = server.calls
+    records = [json.loads(x) for x in (pytester.path / "r.jsonl").read_text().splitlines()]
+    stopped = [r for r in records if "--citebench-max-cost" in (r.get("error") or "")]
+    assert calls == 1 and len(stopped) == 7, (calls, result.stdout.str())
+
+
+def test_an_answer_with_no_price_stops_a_capped_run() -> None:
+    """The runtime net under the start-up check: an unpriced paid answer ends the spending."""
+    from pytest_citebench.errors import BudgetExceeded
+    from pytest_citebench.models import Budget
+
+    budget = Budget(5.0)
+    budget.check("m")
+    budget.add(None, "m")
+    with pytest.raises(BudgetExceeded, match="could not price an answer of m"):
+        budget.check("m")
+    assert Budget(None).check("m") is None  # no cap: nothing to keep
+
+
+# -- manifests: validate rejects what the run rejects ---------------------------------------------
+
+
+def _suite(tmp_path: Path) -> Path:
+    target = tmp_path / "s"
+    shutil.copytree(TINY, target)
+    return target
+
+
+def _edit(target: Path, old: str, new: str) -> None:
+    manifest = target / "suite.toml"
+    text = manifest.read_text()
+    assert old in text
+    manifest.write_text(text.replace(old, new))
+
+
+def test_a_task_listed_twice_is_an_error_with_file_and_line(tmp_path: Path) -> None:
+    target = _suite(tmp_path)
+    _edit(target, 'tasks = ["direct", "indirect"]', 'tasks = [\n  "indirect",\n  "indirect",\n]')
+    with pytest.raises(SuiteError) as caught:
+        load_manifest(target)
+    assert str(caught.value) == (
+        f"{target / 'suite.toml'}:6: field 'tasks': 'indirect' is listed twice; list each task once"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("gates = []", 'gates = ["indirect:accuracy>=nan"]', "not of the form"),
+        ("gates = []", 'gates = ["indirect:accuracy>=0.5x"]', "not of the form"),
+        ("gates = []", 'gates = ["indirect:acuracy>=0.5"]', "unknown metric"),
+        ('corpus = "corpus.jsonl"', 'corpus = "../corpus.jsonl"', "outside the suite folder"),
+        ('corpus = "corpus.jsonl"', 'corpus = "/etc/hosts"', "outside the suite folder"),
+        ("gates = []", 'items = "../items.jsonl"\ngates = []', "outside the suite folder"),
+        ('tasks = ["direct", "indirect"]', 'tasks = ["direct", "direct"]', "listed twice"),
+    ],
+)
+def test_validate_and_the_run_reject_the_same_manifests(
+    pytester: pytest.Pytester,
+    tiny: Path,
+    capsys: pytest.CaptureFixture[str],
+    old: str,
+    new: str,
+    message: str,
+) -> None:
+    _edit(tiny, old, new)
+    assert cli_main(["validate", str(tiny)]) == 1
+    assert message in capsys.readouterr().err
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider")
+    assert result.ret != pytest.ExitCode.OK
+    assert message in result.stdout.str() + result.stderr.str()
+
+
+# -- a symlinked suite: the same gates in every layout --------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+@pytest.mark.parametrize("layout", ["-n0", "-n2", "merge"])
+def test_a_symlinked_suites_manifest_gate_applies_in_every_layout(
+    pytester: pytest.Pytester, layout: str
+) -> None:
+    real = pytester.path / "elsewhere" / "tiny"
+    shutil.copytree(TINY, real)
+    _edit(real, "gates = []", 'gates = ["indirect:accuracy>=0.99"]')
+    (pytester.path / "suites").mkdir()
+    (pytester.path / "suites" / "tiny").symlink_to(real, target_is_directory=True)
+    assert [p.parent.name for p in discover(pytester.path / "suites")] == ["tiny"]
+    args = ["--citebench", "-p", "no:cacheprovider", "--citebench-results", "r.jsonl"]
+    if layout == "merge":
+        pytester.runpytest_subprocess(*args)
+        code = cli_main(
+            ["merge", str(pytester.path / "r.jsonl"), "--suites", str(pytester.path / "suites")]
+        )
+        assert code == 1
+        return
+    result = pytester.runpytest_subprocess(*args, "-n", layout[2:])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["*verdict: gate failed: tiny:indirect:accuracy>=0.99*"])
+    assert result.stdout.str().count("FAIL gate tiny:indirect:accuracy>=0.99") == 1
