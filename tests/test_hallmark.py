@@ -422,3 +422,76 @@ def test_detection_stats_point_values_match_the_plain_functions() -> None:
     for name, value in plain.items():
         assert stats[name].value == pytest.approx(value)
     assert stats["detection_rate"].lo <= stats["detection_rate"].value <= stats["detection_rate"].hi
+
+
+# --------------------------------------------------------------------------- the guard's machinery
+
+
+def _rec(item: str, gold: bool, label: str | None, conf: float | None, model: str = "m") -> dict:
+    metrics: dict = {"gold": float(gold), "tier": 1.0 if gold else 0.0}
+    if label in ("VALID", "HALLUCINATED"):
+        metrics["flagged"] = float(label == "HALLUCINATED")
+    if conf is not None:
+        metrics["confidence"] = conf
+    outcome = "abstained" if label == "UNCERTAIN" else "correct"
+    return {
+        "type": "item",
+        "model": model,
+        "suite": "hallmark/x",
+        "task": "detect",
+        "item_id": item,
+        "outcome": outcome,
+        "metrics": metrics,
+    }
+
+
+def test_validity_score_is_the_stated_probability_of_valid() -> None:
+    from pytest_citebench.papers.hallmark.guarding import validity
+
+    assert validity(_rec("a", True, "HALLUCINATED", 0.8)) == pytest.approx(0.2)
+    assert validity(_rec("a", True, "VALID", 0.7)) == pytest.approx(0.7)
+    assert validity(_rec("a", True, "UNCERTAIN", 0.5)) is None
+    assert validity(_rec("a", True, "VALID", None)) is None
+
+
+def test_conformal_threshold_on_a_detector_by_hand() -> None:
+    from pytest_citebench.papers.hallmark.guarding import conformal_rows
+
+    # Nine invented entries with P(VALID) 0.1 ... 0.9 (said VALID at that confidence), two VALID.
+    records = [_rec(f"h{i}", True, "VALID", i / 10) for i in range(1, 10)]
+    records += [_rec("v1", False, "VALID", 0.85), _rec("v2", False, "VALID", 0.95)]
+    by_alpha = {r["alpha"]: r for r in conformal_rows(records, (0.1, 0.2))}
+    # alpha 0.1: k = ceil(10 * 0.9) = 9 -> tau = 0.9, every invented entry caught, v1 flagged.
+    assert (by_alpha[0.1]["k"], by_alpha[0.1]["tau"]) == (9, pytest.approx(0.9))
+    assert by_alpha[0.1]["catch"] == 1.0 and by_alpha[0.1]["flag_rate_valid"] == 0.5
+    # alpha 0.2: k = 8 -> tau = 0.8; 8 of 9 caught, no VALID entry flagged.
+    assert by_alpha[0.2]["tau"] == pytest.approx(0.8)
+    assert by_alpha[0.2]["catch"] == pytest.approx(8 / 9)
+    assert by_alpha[0.2]["flag_rate_valid"] == 0.0
+    assert by_alpha[0.2]["flag_if_p_hallucinated_at_least"] == pytest.approx(0.2)
+
+
+def test_agreement_of_two_detectors_by_hand_and_as_one_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_citebench.papers.hallmark.guarding import agreement
+
+    said = {"H": "HALLUCINATED", "V": "VALID"}
+    a = [_rec(f"i{k}", True, said[x], 0.9, "A") for k, x in enumerate("HHVV")]
+    b = [_rec(f"i{k}", True, said[x], 0.9, "B") for k, x in enumerate("HVVV")]
+    n, stats = agreement(a, b)
+    # po = 3/4; marginals 1/2 and 1/4: pe = 1/2*1/4 + 1/2*3/4 = 1/2 -> kappa = 1/2.
+    # AC1: pi = 3/8, pe = 2 * 3/8 * 5/8 = 15/32 -> (3/4 - 15/32) / (17/32) = 9/17.
+    # PSA (both flag 1, discordant 1) = 2/3; NSA (both valid 2) = 4/5.
+    assert n == 4
+    assert stats["kappa"][0] == pytest.approx(0.5)
+    assert stats["ac1"][0] == pytest.approx(9 / 17)
+    assert stats["psa"][0] == pytest.approx(2 / 3)
+    assert stats["nsa"][0] == pytest.approx(4 / 5)
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in a + b))
+    assert builder.main(["agree", str(results), "--model", "A", "--model", "B"]) == 0
+    out = capsys.readouterr().out
+    assert "hallmark/x" in out and "0.500 [" in out
+    assert builder.main(["conformal", str(results)]) == 0
+    assert "k/n" in capsys.readouterr().out

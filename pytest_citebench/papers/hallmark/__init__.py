@@ -20,7 +20,8 @@ PAPER = Paper(
     commands=(
         Command(
             "hallmark",
-            "HALLMARK: 'build' the suites from the public data, 'import' prediction files",
+            "HALLMARK: 'build' the suites, 'import' predictions, 'conformal' flag threshold, "
+            "'agree' between two detectors",
             lazy("pytest_citebench.papers.hallmark.builder:main"),
         ),
     ),

@@ -184,7 +184,17 @@ def import_predictions(pred: Path, out: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pytest_citebench hallmark build|import ...``."""
+    """``python -m pytest_citebench hallmark build|import|conformal|agree ...``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("conformal", "agree"):
+        from pytest_citebench.papers.hallmark import guarding
+
+        run = guarding.conformal_main if argv[0] == "conformal" else guarding.agree_main
+        try:
+            return run(argv[1:])
+        except (OSError, ValueError) as exc:
+            print(f"ERROR {exc}", file=sys.stderr)
+            return 1
     parser = argparse.ArgumentParser(
         prog="python -m pytest_citebench hallmark",
         description="HALLMARK: build the committed suites, import prediction files.",
@@ -200,7 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     i.add_argument("predictions", type=Path)
     i.add_argument("-o", "--out", type=Path, required=True)
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    sub.add_parser("conformal", help="split-conformal flag threshold on a detector's confidence")
+    sub.add_parser("agree", help="kappa / AC1 / PSA / NSA of two detectors")
+    args = parser.parse_args(argv)
     try:
         if args.command == "build":
             for suite in build(args.data, args.out):
