@@ -17,8 +17,10 @@ from typing import Any
 
 from pytest_citebench.metrics.detection import Label
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_BARE_CONFIDENCE = re.compile(
+    r"confidence\W{0,3}\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?\s*%?)", re.IGNORECASE
+)
 _WORD = re.compile(r"\b(VALID|HALLUCINATED|UNCERTAIN|INVALID|HALLUCINATION)\b", re.IGNORECASE)
 # Words a detector uses for the three labels; INVALID/HALLUCINATION read as HALLUCINATED.
 _SYNONYMS: dict[str, Label] = {
@@ -80,29 +82,19 @@ def confidence_of(value: Any) -> float | None:
 
 
 def _objects(text: str) -> list[dict[str, Any]]:
-    """JSON objects in ``text``: the whole text, fenced blocks, then each balanced ``{...}``
-    span, each tried as written and without trailing commas."""
-    candidates = [text, *(m.group(1) for m in _FENCE.finditer(text))]
-    depth, start = 0, -1
-    for i, char in enumerate(text):
-        if char == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                candidates.append(text[start : i + 1])
-    found = []
-    for candidate in candidates:
-        for variant in (candidate.strip(), _TRAILING_COMMA.sub(r"\1", candidate.strip())):
+    """JSON objects in ``text``, in order: a JSON value starting at each ``{``, first in the text
+    as written, then in the text with trailing commas removed. (A brace inside a string can only
+    decode as ``{}`` or the like, with no label, since its quotes are escaped.)"""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    for variant in (text, _TRAILING_COMMA.sub(r"\1", text)):
+        for start in (i for i, char in enumerate(variant) if char == "{"):
             try:
-                obj = json.loads(variant)
+                obj, _ = decoder.raw_decode(variant, start)
             except ValueError:
                 continue
             if isinstance(obj, dict):
                 found.append(obj)
-                break
     return found
 
 
@@ -131,5 +123,5 @@ def parse_verdict(raw: str) -> Verdict | None:
     if len(words) != 1:
         return None
     (label,) = words
-    found = re.search(r"confidence\W{0,3}\s*([0-9]*\.?[0-9]+\s*%?)", text, re.IGNORECASE)
+    found = _BARE_CONFIDENCE.search(text)
     return Verdict(label, confidence_of(found.group(1)) if found else None, "")
