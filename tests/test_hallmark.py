@@ -495,3 +495,40 @@ def test_agreement_of_two_detectors_by_hand_and_as_one_command(
     assert "hallmark/x" in out and "0.500 [" in out
     assert builder.main(["conformal", str(results)]) == 0
     assert "k/n" in capsys.readouterr().out
+
+
+def test_gates_on_every_metric_and_sections_in_markdown_and_html(
+    pytester: pytest.Pytester,
+) -> None:
+    shutil.copytree(SUITES / "real-world", pytester.path / "suites" / "hallmark" / "real-world")
+    verdicts = {
+        "detection_rate>=0.5": "FAIL",  # the rules catch 7% here
+        "false_positive_rate<=0": "PASS",
+        "f1_hallucination>=0.9": "FAIL",
+        "tier_weighted_f1<=0.5": "PASS",
+        "mcc>=0.9": "FAIL",
+        "ece<=0.99": "PASS",
+        "auroc>=0.99": "FAIL",
+        "auprc>=0.5": "PASS",
+        "uncertain<=0": "PASS",
+        "coverage>=1": "PASS",
+    }
+    gates = [arg for g in verdicts for arg in ("--citebench-gate", f"hallmark/*:detect:{g}")]
+    result = pytester.runpytest(
+        "--citebench",
+        *gates,
+        "--citebench-markdown",
+        "r.md",
+        "--citebench-html",
+        "r.html",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret != 0
+    out = result.stdout.str()
+    for gate, verdict in verdicts.items():
+        assert f"{verdict} gate hallmark/*:detect:{gate} [--citebench-gate]" in out, gate
+    for report in ("r.md", "r.html"):
+        text = (pytester.path / report).read_text()
+        assert "HALLMARK per difficulty tier" in text and "HALLMARK per hallucination type" in text
+        assert "placeholder_authors" in text
