@@ -4,7 +4,7 @@ Why its own module: a detector is judged on a set (a confusion matrix, a ranking
 curve), never per item, and these numbers must be the same whether the plugin computes them from
 a run, a test computes them by hand, or an import reproduces a published leaderboard row.
 
-The definitions follow HALLMARK (Rubinstein et al.; github.com/rpatrik96/hallmark,
+The definitions follow HALLMARK (Reizinger and Brendel; github.com/rpatrik96/hallmark,
 ``hallmark/evaluation/metrics.py``), with the protocol of its published results:
 
 * the positive class is HALLUCINATED;

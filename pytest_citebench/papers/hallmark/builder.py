@@ -26,10 +26,10 @@ from pytest_citebench.suites import write_manifest
 
 SOURCE_URL = "https://github.com/rpatrik96/hallmark (data/v1.0, commit 46ddde856b2e)"
 SOURCE_PAPER = (
-    "HALLMARK: a benchmark for hallucinated-reference detection in BibTeX "
-    "(Rubinstein et al., github.com/rpatrik96/hallmark)"
+    "Reizinger and Brendel, HALLMARK: Diagnosing Three Failure Modes in LLM Citation "
+    "Verifiers (arXiv 2607.18360)"
 )
-LICENCE = "MIT (Copyright (c) the HALLMARK authors; see suites/hallmark/LICENSE)"
+LICENCE = "MIT (Copyright (c) 2026 Patrik Reizinger; see suites/hallmark/LICENSE)"
 
 #: suite -> (data files in build order, description).
 SUITES: Mapping[str, tuple[tuple[str, ...], str]] = {

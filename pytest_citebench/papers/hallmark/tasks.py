@@ -47,8 +47,8 @@ from pytest_citebench.api import (
 from pytest_citebench.papers.hallmark.verdict import parse_verdict
 
 PAPER = (
-    "HALLMARK: Rubinstein et al., a benchmark for detecting hallucinated references in BibTeX "
-    "(github.com/rpatrik96/hallmark, data v1.0, MIT)"
+    "HALLMARK: Reizinger and Brendel, Diagnosing Three Failure Modes in LLM Citation "
+    "Verifiers (arXiv 2607.18360; github.com/rpatrik96/hallmark, data v1.0, MIT)"
 )
 
 DETECT_PROMPT = NamedTemplate(
