@@ -532,3 +532,22 @@ def test_gates_on_every_metric_and_sections_in_markdown_and_html(
         text = (pytester.path / report).read_text()
         assert "HALLMARK per difficulty tier" in text and "HALLMARK per hallucination type" in text
         assert "placeholder_authors" in text
+
+
+def test_an_item_without_a_gold_label_is_an_error_before_any_call() -> None:
+    import asyncio
+
+    from pytest_citebench.errors import CitebenchError
+
+    calls: list[str] = []
+
+    async def generate(messages, *, hint) -> str:
+        calls.append(hint.task)
+        return "VALID"
+
+    bad = Sample("hallmark/x", "k1", {**_sample().fields, "label": "valid?"}, 7)
+    with pytest.raises(CitebenchError, match=r"line 7: label 'valid\?' must be VALID or"):
+        asyncio.run(Detect().solve(bad, generate, suite_corpus=None))
+    assert calls == []
+    good = asyncio.run(Detect().solve(_sample(), generate, suite_corpus=None))
+    assert calls == ["detect"] and good.final.answer == '{"label": "VALID"}'

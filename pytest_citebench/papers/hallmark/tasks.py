@@ -44,6 +44,7 @@ from pytest_citebench.api import (
     Stat,
     Task,
 )
+from pytest_citebench.errors import CitebenchError
 from pytest_citebench.papers.hallmark.verdict import parse_verdict
 
 PAPER = (
@@ -90,8 +91,8 @@ def detect_hint(item: Sample, task: str) -> Hint:
 
 
 def gold_hallucinated(item: Sample) -> bool:
-    """The item's gold label; anything but VALID / HALLUCINATED is a suite error upstream."""
-    return str(item["label"]).upper() == "HALLUCINATED"
+    """The item's gold label (``solve`` refuses anything but VALID / HALLUCINATED)."""
+    return str(item["label"]) == "HALLUCINATED"
 
 
 class Detect(Task):
@@ -134,6 +135,12 @@ class Detect(Task):
     }
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
+        if str(item["label"]) not in ("VALID", "HALLUCINATED"):
+            # Checked before the call: an item with no gold must not cost a model call.
+            raise CitebenchError(
+                f"suite {item.suite}, items.jsonl line {item.line}: label {item['label']!r} "
+                "must be VALID or HALLUCINATED"
+            )
         bibtex = to_bibtex(_key(item), str(item["bibtex_type"]), item["fields"])
         prompt = DETECT_PROMPT.render(bibtex=bibtex)
         raw = await generate([Message("user", prompt)], hint=detect_hint(item, self.name))
