@@ -41,7 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--citebench-model",
         action="append",
         metavar="MODEL",
-        help="litellm model name, repeatable (default: the offline baseline citebench/bm25)",
+        help="litellm model name, repeatable (default: the offline baseline citebench/bm25); "
+        "answers:FILE scores answers produced elsewhere (JSON lines {id, answer[, task]})",
     )
     group.addoption(
         "--citebench-api-base", metavar="URL", help="API base for OpenAI-compatible servers"

@@ -61,6 +61,8 @@ class ItemResult:
     reason: str = ""
     # The scoring rules the outcome and metrics were computed under (tasks.base.SCORER_VERSION).
     scorer_version: str = SCORER_VERSION
+    # Answers read from a file (``answers:FILE``): {"file", "sha256"}; None for a model's own.
+    answers_file: dict[str, str] | None = None
 
     def to_record(self) -> dict[str, Any]:
         """``type: item`` tells it from the aggregate lines that share the results file."""
@@ -107,7 +109,9 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
     calls = track_usage()
 
     async def generate(messages: Sequence[Message], *, hint: Hint) -> str:
-        text = await job.model.complete(messages, hint=hint)
+        text = await job.model.answer_item(
+            messages, hint=hint, task=job.task.name, item_id=job.item.id
+        )
         # A remote answer is scored as replay will see it: scrubbed like its cassette, so a model
         # (or a proxy) that echoes a key puts it in neither the results nor the report.
         return text if job.model.is_local else scrub_text(text)
@@ -123,6 +127,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             duration=round(time.perf_counter() - started, 6),
             nodeid=job.nodeid,
             usage=usage_summary(calls),
+            answers_file=job.model.provenance(),
             **kw,
         )
 

@@ -278,6 +278,10 @@ class CitebenchSession:
         over it, or a plain litellm name with the run's settings."""
         opts = self.options
         replay_only = opts.record == "none"
+        from pytest_citebench.models.answers import PREFIX
+
+        if name.startswith(PREFIX):
+            return self._answers_model(name)
         profile = opts.profiles.get(name)
         if profile is None:
             return Model(
@@ -320,6 +324,22 @@ class CitebenchSession:
             needs_key=profile.needs_key,
             budget=self.budget,
         )
+
+    def _answers_model(self, name: str) -> Model:
+        """``answers:FILE``: a bad file is one usage error naming ``file:line``, before any item."""
+        from pytest_citebench.models.answers import (
+            PREFIX,
+            AnswersFileError,
+            AnswersModel,
+            load_answers,
+        )
+
+        given = name[len(PREFIX) :]
+        try:
+            book = load_answers(Path(self.config.invocation_params.dir) / given, shown=given)
+        except AnswersFileError as exc:
+            raise pytest.UsageError(f"--citebench-model {name}: {exc}") from None
+        return AnswersModel(name, self.options.params, needs_key=False, book=book)
 
     def _check_keys(self, models: list[Model]) -> None:
         """Recording with a provider key missing is one usage error naming the variable, before

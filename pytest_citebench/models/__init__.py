@@ -63,6 +63,18 @@ class Model:
             return local_answer(self.litellm_model or self.name, hint, dict(self.params.extra))
         return await self._complete_remote(messages)
 
+    async def answer_item(
+        self, messages: Sequence[Message], *, hint: Hint, task: str, item_id: str
+    ) -> str:
+        """What a task's ``generate`` calls: the model's answer to this item's prompt. Only an
+        answers file (``answers:FILE``) needs the task and item; every other model completes."""
+        return await self.complete(messages, hint=hint)
+
+    def provenance(self) -> dict[str, str] | None:
+        """Where answers came from when not from the model itself (an answers file's path and
+        sha256), kept in every item record; None for a model."""
+        return None
+
     async def _complete_remote(self, messages: Sequence[Message]) -> str:
         from pytest_citebench import recording
         from pytest_citebench.models.litellm_backend import acompletion, completion, retryable

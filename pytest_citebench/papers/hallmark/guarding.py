@@ -1,0 +1,209 @@
+"""The citation guard's machinery on a detector: a split-conformal flag threshold on its
+confidence, and the agreement of two detectors (``hallmark conformal`` / ``hallmark agree``).
+
+Why here and not in the guard: the statistics are the guard's own (``papers/guard/stats.py``:
+conformal rank and held-out trials, the vectorised kappa / AC1 / PSA / NSA and the paired
+bootstrap); only the reading of a detector's records is HALLMARK's. A detector's answer becomes a
+*validity score* ``v`` = P(VALID): ``1 - confidence`` when it said HALLUCINATED, ``confidence``
+when it said VALID. The invented entries play the guard's unsupported citations: calibrated on
+them, flagging ``v <= tau`` catches at least ``1 - alpha`` of invented entries (marginally, if
+the calibration entries are exchangeable with those met in use), and the flag rate on VALID
+entries is the review budget. UNCERTAIN answers and answers without a confidence have no score
+and are left out (counted in the table's header).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ALPHAS = (0.02, 0.1, 0.2, 0.3)
+TRIALS = 1000
+SEED = 0
+
+
+def validity(record: Mapping[str, Any]) -> float | None:
+    """P(VALID) as the detector stated it, or None (UNCERTAIN, no label, no confidence)."""
+    m = record.get("metrics") or {}
+    if "flagged" not in m or "confidence" not in m or record.get("outcome") == "error":
+        return None
+    c = float(m["confidence"])
+    return 1.0 - c if m["flagged"] else c
+
+
+def _detect_groups(
+    records: Sequence[Mapping[str, Any]],
+) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        if r.get("task") == "detect" and "gold" in (r.get("metrics") or {}):
+            groups[(str(r["model"]), str(r["suite"]))].append(r)
+    return groups
+
+
+def conformal_rows(
+    records: Sequence[Mapping[str, Any]], alphas: Sequence[float]
+) -> list[dict[str, Any]]:
+    """One row per alpha for one detector's records: k/n, tau (on P(VALID) and as the
+    P(HALLUCINATED) at or above which an entry is flagged), the in-sample catch, the flag rate on
+    VALID entries and the held-out mean catch over random calibration splits."""
+    from pytest_citebench.papers.guard.stats import (
+        conformal_k,
+        conformal_threshold,
+        conformal_trials,
+    )
+
+    invented = [v for r in records if r["metrics"]["gold"] and (v := validity(r)) is not None]
+    valid = [v for r in records if not r["metrics"]["gold"] and (v := validity(r)) is not None]
+    rows = []
+    for alpha in alphas:
+        tau = conformal_threshold(invented, alpha) if invented else math.inf
+        row: dict[str, Any] = {
+            "alpha": alpha,
+            "k": conformal_k(len(invented), alpha),
+            "n": len(invented),
+            "tau": tau,
+            "flag_if_p_hallucinated_at_least": 1.0 - tau if math.isfinite(tau) else -math.inf,
+            "catch": _share([v <= tau for v in invented]),
+            "flag_rate_valid": _share([v <= tau for v in valid]),
+            "held_out_catch": math.nan,
+        }
+        if len(invented) >= 2:
+            trial = conformal_trials(
+                invented, valid, alpha, n_cal=len(invented) // 2, trials=TRIALS, seed=SEED
+            )
+            row["held_out_catch"] = trial["conformal"]["catch"]["mean"]
+        rows.append(row)
+    return rows
+
+
+def _share(hits: Sequence[bool]) -> float:
+    return sum(hits) / len(hits) if hits else math.nan
+
+
+def agreement(
+    a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]
+) -> tuple[int, dict[str, tuple[float, float, float]]]:
+    """Kappa, AC1, PSA and NSA of two detectors' flags on the items both classified
+    (estimate, low, high; paired item bootstrap, B = 2000, seed 0). PSA is agreement on what
+    to flag (HALLUCINATED is the positive here)."""
+    from pytest_citebench.papers.guard.setstats import binary_agreement
+    from pytest_citebench.papers.guard.stats import bootstrap_ci
+
+    def flags(records: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
+        return {
+            str(r["item_id"]): bool(r["metrics"]["flagged"])
+            for r in records
+            if "flagged" in (r.get("metrics") or {})
+        }
+
+    fa, fb = flags(a), flags(b)
+    common = sorted(set(fa) & set(fb))
+    if not common:
+        return 0, {}
+    x = [fa[i] for i in common]
+    y = [fb[i] for i in common]
+    out = {}
+    for name in ("kappa", "ac1", "psa", "nsa"):
+        interval = bootstrap_ci(lambda p, q, n=name: binary_agreement(p, q)[n], x, y, seed=SEED)
+        out[name] = (interval.estimate, interval.low, interval.high)
+    return len(common), out
+
+
+def _fmt(x: float) -> str:
+    return "-" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.3f}")
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    from pytest_citebench.results.files import read_results
+
+    items, _ = read_results(path)
+    return items
+
+
+def conformal_main(argv: Sequence[str]) -> int:
+    """``hallmark conformal RESULTS [--alpha A ...]``: the flag-threshold table per detector."""
+    from pytest_citebench.reports.table import text_table
+
+    parser = argparse.ArgumentParser(prog="python -m pytest_citebench hallmark conformal")
+    parser.add_argument("results", type=Path, help="a results file of a run of 'detect'")
+    parser.add_argument("--alpha", type=float, action="append", help="repeatable")
+    args = parser.parse_args(list(argv))
+    alphas = tuple(args.alpha or DEFAULT_ALPHAS)
+    if any(not 0 < a < 1 for a in alphas):
+        print("ERROR --alpha must be in (0, 1)", file=sys.stderr)
+        return 2
+    groups = _detect_groups(_load(args.results))
+    if not groups:
+        print(f"ERROR {args.results}: no 'detect' records", file=sys.stderr)
+        return 1
+    for (model, suite), records in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        scored = sum(validity(r) is not None for r in records)
+        print(
+            f"{suite}  {model}: {scored} of {len(records)} entries scored "
+            "(UNCERTAIN or no confidence left out)"
+        )
+        rows = [
+            (
+                _fmt(r["alpha"]),
+                f"{r['k']}/{r['n']}",
+                _fmt(r["tau"]),
+                _fmt(r["flag_if_p_hallucinated_at_least"]),
+                _fmt(r["catch"]),
+                _fmt(r["held_out_catch"]),
+                _fmt(r["flag_rate_valid"]),
+            )
+            for r in conformal_rows(records, alphas)
+        ]
+        headers = ("alpha", "k/n", "tau P(VALID)", "flag if P(H) >=", "catch", "held-out")
+        for line in text_table((*headers, "flag rate VALID"), rows, right_from=0, rule=True):
+            print("  " + line)
+    print(
+        "The catch guarantee (mean held-out catch >= 1 - alpha) holds only if the calibration "
+        "entries are exchangeable with the invented entries met in use."
+    )
+    return 0
+
+
+def agree_main(argv: Sequence[str]) -> int:
+    """``hallmark agree RESULTS --model A --model B``: two detectors' agreement per suite."""
+    from pytest_citebench.reports.table import text_table
+
+    parser = argparse.ArgumentParser(prog="python -m pytest_citebench hallmark agree")
+    parser.add_argument("results", type=Path, nargs="+", help="results files (merged)")
+    parser.add_argument("--model", action="append", required=True, help="exactly twice")
+    args = parser.parse_args(list(argv))
+    if len(args.model) != 2:
+        print("ERROR name exactly two detectors: --model A --model B", file=sys.stderr)
+        return 2
+    records = [r for path in args.results for r in _load(path)]
+    groups = _detect_groups(records)
+    suites = sorted(
+        {s for (m, s) in groups if m == args.model[0]}
+        & {s for (m, s) in groups if m == args.model[1]}
+    )
+    if not suites:
+        print(
+            f"ERROR no suite has 'detect' records of both {args.model[0]} and {args.model[1]}",
+            file=sys.stderr,
+        )
+        return 1
+    rows = []
+    for suite in suites:
+        n, stats = agreement(groups[(args.model[0], suite)], groups[(args.model[1], suite)])
+        cells = [
+            f"{_fmt(v)} [{_fmt(lo)}, {_fmt(hi)}]"
+            for v, lo, hi in (stats[k] for k in ("kappa", "ac1", "psa", "nsa"))
+        ]
+        rows.append((suite, str(n), *cells))
+    print(f"agreement of {args.model[0]} and {args.model[1]} on what to flag (bootstrap 95% CI)")
+    for line in text_table(
+        ("suite", "n", "kappa", "AC1", "PSA (flag)", "NSA (valid)"), rows, right_from=1, rule=True
+    ):
+        print(line)
+    return 0

@@ -1,0 +1,190 @@
+"""``citebench/hallmark-rules``: an offline detector that flags only what an entry itself proves.
+
+Why: the default offline run must cover the HALLMARK suites with no network and no key, and the
+floor a real detector has to beat should be honest: every flag below is a fact about the entry
+(or about a DOI the repository's own records name), never a guess. Everything else is VALID.
+It flags an entry when
+
+* its year is after ``now_year`` (option; default :data:`NOW_YEAR`, the data's release year);
+* an author is a placeholder ("John Doe", "Firstname Lastname", "Anonymous", "First Author");
+* its DOI is malformed (not ``10.<4-9 digits>/<suffix>``) or has a reserved prefix (10.5555, the
+  test prefix; 10.1000, the DOI Handbook's examples);
+* an arXiv id in it (a ``10.48550/arXiv.`` DOI, an eprint, a URL) was assigned after the stated
+  year (the id's ``yymm`` is its month of submission);
+* its DOI is in the registry records (the DOI -> title pairs of the committed suites'
+  ``corpus.jsonl`` files, or ``registry=PATH``) under a title that is another work.
+
+Confidence: 0.99 for a flag the entry proves, 0.6 for VALID (absence of proof is weak evidence).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_citebench.api import AnswerFn, Hint
+from pytest_citebench.errors import ProviderError
+
+#: HALLMARK v1 was released in 2026: a later year cannot be a publication year yet.
+NOW_YEAR = 2026
+RESERVED_PREFIXES: Mapping[str, str] = {
+    "10.5555": "the DOI test prefix",
+    "10.1000": "the DOI Handbook's example prefix",
+}
+FLAG_CONFIDENCE = 0.99
+VALID_CONFIDENCE = 0.6
+
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+_ARXIV = re.compile(
+    r"(?:arxiv(?:\.org/(?:abs|pdf)/|[.:]\s*)|10\.48550/arxiv\.)(\d{2})(\d{2})\.\d{4,5}", re.I
+)
+_PLACEHOLDER_NAMES = {
+    "anonymous",
+    "anonymous authors",
+    "john doe",
+    "jane doe",
+    "john smith and jane doe",
+    "first author",
+    "second author",
+    "author name",
+    "your name",
+}
+_PLACEHOLDER_WORDS = re.compile(r"\b(firstname|lastname|surname|placeholder|yourname)\b", re.I)
+_AUTHOR_WORD = re.compile(r"^(author|first|second|another)$", re.I)
+
+
+def _authors(text: str) -> list[str]:
+    return [a.strip() for a in re.split(r"\s+and\s+", text) if a.strip()]
+
+
+def placeholder_author(author_field: str) -> str | None:
+    """The first author name that is a placeholder, or None."""
+    for name in _authors(author_field):
+        plain = " ".join(name.replace(",", " ").split()).lower()
+        words = plain.split()
+        if plain in _PLACEHOLDER_NAMES or _PLACEHOLDER_WORDS.search(plain):
+            return name
+        if plain in ("doe john", "doe jane"):
+            return name
+        if len(words) == 2 and all(_AUTHOR_WORD.match(w) for w in words):
+            return name
+    return None
+
+
+def doi_problem(doi: str) -> str | None:
+    """Why a DOI cannot be a real one, or None."""
+    text = doi.strip()
+    for prefix in ("https://doi.org/", "http://doi.org/", "http://dx.doi.org/", "doi:"):
+        if text.lower().startswith(prefix):
+            text = text[len(prefix) :]
+    if not _DOI.match(text):
+        return f"malformed DOI {doi!r}"
+    prefix = text.split("/", 1)[0]
+    if prefix in RESERVED_PREFIXES:
+        return f"DOI prefix {prefix} is {RESERVED_PREFIXES[prefix]}"
+    return None
+
+
+def arxiv_after_year(fields: Mapping[str, Any], year: int) -> str | None:
+    """An arXiv id in the entry assigned after ``year``, or None."""
+    for name in ("doi", "eprint", "url", "journal", "note", "archiveprefix"):
+        for m in _ARXIV.finditer(str(fields.get(name) or "")):
+            yy, mm = int(m.group(1)), int(m.group(2))
+            if 1 <= mm <= 12 and 2000 + yy > year:
+                return f"arXiv id {m.group(0)} dates from 20{m.group(1)}, after the year {year}"
+    return None
+
+
+_REGISTRY: dict[str, dict[str, list[str]]] = {}
+_LOCK = threading.Lock()
+
+
+def default_registry() -> Path | None:
+    """The committed suites folder of a checkout (the package's sibling ``suites/``)."""
+    path = Path(__file__).resolve().parents[3] / "suites"
+    return path if path.is_dir() else None
+
+
+def registry(path: str | Path | None) -> dict[str, list[str]]:
+    """DOI -> titles from every ``corpus.jsonl`` under ``path`` (or the file itself), read once."""
+    if path is None:
+        return {}
+    key = str(Path(path).resolve())
+    with _LOCK:
+        if key not in _REGISTRY:
+            from pytest_citebench.papers.arxeval.dois import corpus_registry
+
+            root = Path(path)
+            files = [root] if root.is_file() else sorted(root.rglob("corpus.jsonl"))
+            _REGISTRY[key] = corpus_registry(files)
+        return _REGISTRY[key]
+
+
+def registry_conflict(doi: str, title: str, records: Mapping[str, list[str]]) -> str | None:
+    """The registered title when ``doi`` is recorded for another work, else None."""
+    from pytest_citebench.doi.extract import normalize_doi
+    from pytest_citebench.doi.titles import DEFAULT_THRESHOLD, title_similarity
+
+    norm = normalize_doi(doi)
+    known = records.get(norm or "")
+    if not known or not title:
+        return None
+    if max(title_similarity(title, t) for t in known) >= DEFAULT_THRESHOLD:
+        return None
+    return known[0]
+
+
+def check(fields: Mapping[str, Any], options: Mapping[str, Any]) -> str | None:
+    """The first thing the entry proves wrong, or None."""
+    now = int(options.get("now_year", NOW_YEAR))
+    year_text = str(fields.get("year") or "").strip()
+    year = int(year_text) if year_text.isdigit() else None
+    if year is not None and year > now:
+        return f"year {year} is in the future (after {now})"
+    who = placeholder_author(str(fields.get("author") or ""))
+    if who:
+        return f"placeholder author {who!r}"
+    doi = str(fields.get("doi") or "").strip()
+    if doi:
+        problem = doi_problem(doi)
+        if problem:
+            return problem
+    if year is not None:
+        late = arxiv_after_year(fields, year)
+        if late:
+            return late
+    if doi:
+        path = options.get("registry") or default_registry()
+        other = registry_conflict(doi, str(fields.get("title") or ""), registry(path))
+        if other:
+            return f"DOI {doi} is registered to another work: {other!r}"
+    return None
+
+
+def rules_answer(hint: Hint, options: dict[str, Any]) -> str:
+    """The detector's JSON answer for one entry (the fields travel in ``hint.extra``)."""
+    if hint.task != "detect" or "fields" not in hint.extra:
+        raise ProviderError(
+            f"citebench/hallmark-rules is a reference detector: it answers only HALLMARK's "
+            f"'detect' task, not {hint.task!r}; run it on suites/hallmark"
+        )
+    fields = json.loads(hint.extra["fields"])
+    problem = check(fields, options)
+    if problem:
+        verdict = {"label": "HALLUCINATED", "confidence": FLAG_CONFIDENCE, "reason": problem}
+    else:
+        verdict = {
+            "label": "VALID",
+            "confidence": VALID_CONFIDENCE,
+            "reason": "nothing in the entry proves it wrong",
+        }
+    return json.dumps(verdict)
+
+
+def local_models(existing: Mapping[str, AnswerFn]) -> dict[str, AnswerFn]:
+    """The paper's ``local_models`` hook: adds ``citebench/hallmark-rules``."""
+    return {"hallmark-rules": rules_answer}

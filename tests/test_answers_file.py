@@ -1,0 +1,104 @@
+"""``--citebench-model answers:FILE``: answers produced elsewhere, scored like a live answer, for
+every paper; a missing id is an error naming file and id; a bad line is one usage error."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_citebench.models.answers import AnswersFileError, load_answers
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_answers(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_reasons_answers_are_scored_like_a_live_answer(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    answers = write_answers(
+        pytester.path / "answers.jsonl",
+        [
+            # direct: gold authors -> correct; an invented name -> hallucinated.
+            {
+                "id": "2001.00001-s1",
+                "task": "direct",
+                "answer": "Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob Uszkoreit, Llion "
+                "Jones, Aidan N. Gomez, Lukasz Kaiser, Illia Polosukhin",
+            },
+            {"id": "2001.00001-s2", "task": "direct", "answer": "Zork Q. Imaginary"},
+            {"id": "2001.00002-s1", "task": "direct", "answer": "pass"},
+            # No task: this line answers every task of the item.
+            {"id": "2001.00002-s2", "answer": "Deep Residual Learning for Image Recognition"},
+            {"id": "2001.00001-s1", "task": "indirect", "answer": "Attention Is All You Need"},
+        ],
+    )
+    result = pytester.runpytest(
+        "--citebench",
+        "--citebench-model",
+        "answers:answers.jsonl",
+        "--citebench-results",
+        "out.jsonl",
+        "-p",
+        "no:cacheprovider",
+    )
+    items = {
+        (r["task"], r["item_id"]): r
+        for r in read_jsonl(pytester.path / "out.jsonl")
+        if r["type"] == "item"
+    }
+    assert items[("direct", "2001.00001-s1")]["outcome"] == "correct"
+    assert items[("direct", "2001.00001-s2")]["outcome"] == "hallucinated"
+    assert items[("direct", "2001.00002-s1")]["outcome"] == "abstained"
+    assert items[("indirect", "2001.00002-s2")]["outcome"] == "correct"
+    assert items[("indirect", "2001.00001-s1")]["outcome"] == "correct"
+    # An item the file does not answer is an error naming the file and the id, never a pass.
+    missing = items[("indirect", "2001.00001-s2")]
+    assert missing["outcome"] == "error"
+    assert "answers.jsonl: no answer for id '2001.00001-s2' (task indirect)" in missing["error"]
+    sha = hashlib.sha256(answers.read_bytes()).hexdigest()
+    assert {json.dumps(r["answers_file"]) for r in items.values()} == {
+        json.dumps({"file": "answers.jsonl", "sha256": sha})
+    }
+    assert result.ret != 0  # an error fails the run
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"id": "a", "answer": "x"}\n{"answer": "y"}\n', "answers.jsonl:2: 'id' must be"),
+        ('{"id": "a", "answer": 3}\n', "answers.jsonl:1: 'answer' must be a string"),
+        ('{"id": "a", "answer": "x"}\n{"id": "a", "answer": "y"}\n', "answers.jsonl:2: a second"),
+        ('{"id": "a", "answer": "x"}\nnot json\n', "answers.jsonl:2:"),
+        ('{"id": "a", "answer": "x", "model": "m"}\n', "answers.jsonl:1: unknown keys"),
+    ],
+)
+def test_a_malformed_line_is_one_usage_error_naming_file_and_line(
+    pytester: pytest.Pytester, tiny: Path, line: str, problem: str
+) -> None:
+    (pytester.path / "answers.jsonl").write_text(line, encoding="utf-8")
+    result = pytester.runpytest("--citebench", "--citebench-model", "answers:answers.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert problem in result.stderr.str()
+
+
+def test_load_answers_task_line_wins_over_the_taskless_one(tmp_path: Path) -> None:
+    path = write_answers(
+        tmp_path / "a.jsonl",
+        [{"id": "x", "answer": "any"}, {"id": "x", "task": "detect", "answer": "mine"}],
+    )
+    book = load_answers(path)
+    assert book.answer("detect", "x") == "mine"
+    assert book.answer("direct", "x") == "any"
+    assert book.answer("direct", "y") is None
+    assert book.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(AnswersFileError, match="no answers"):
+        load_answers(write_answers(tmp_path / "empty.jsonl", []))
