@@ -375,41 +375,37 @@ def _find_title(title_words: tuple[str, ...], text: str) -> re.Match[str] | None
 def _judge_direct(
     item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
-    text = clean_authors(raw)
-    if not has_letters(text):
+    # The names around the cited title: before it (a reference string), or after it ("<title>
+    # by A, B", 'The research paper "<title>" was authored by Dr. A, a ...', '... are:\n- A').
+    text = clean_authors(raw, item["cited_title"])
+    title_words = tuple(normalize(item["cited_title"]).split())
+    names = re.sub(r"(?:^|,\s*)<>(?=,|$)", "", text).strip(" ,")
+    if not has_letters(names):
+        if "<>" in text or is_placeholder(final_text(raw)):
+            return Judgement("unanswered", f"template placeholder: {_short(final_text(raw))}", "")
+        if title_words and _find_title(title_words, final_text(raw)):
+            return Judgement("unanswered", "repeats the cited title, names no author", "")
         return Judgement("unanswered", "nothing name-like left after cleaning", "")
-    if is_placeholder(text):
-        return Judgement("unanswered", f"template placeholder: {_short(text)}", "")
-    title_words = normalize(item["cited_title"]).split()
-    if title_words:
-        # The cited title inside the answer: names before it (a reference string), or after
-        # "by" / ":" ("<title> by A, B"); the title itself names nobody.
-        found = _find_title(tuple(title_words), text)
-        if found:
-            before, after = text[: found.start()], text[found.end() :]
-            after = (
-                re.split(r"\bby\b|:", after, maxsplit=1)[-1]
-                if re.search(r"\bby\b|:", after)
-                else ""
-            )
-            if parse_authors(before).persons:
-                text = before
-            elif has_letters(after) and parse_authors(after).persons:
-                text = after
-            else:
-                return Judgement("unanswered", "repeats the cited title, names no author", "")
-    if _echoes(text, sources, instructions):
-        return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
+    if _echoes(names, sources, instructions):
+        return Judgement("unanswered", f"echoes the prompt: {_short(names)}", "")
     parsed = parse_authors(text)
     if not parsed.persons:
-        return Judgement("unanswered", f"no name-like span: {_short(text)}", "")
+        if "<>" in text:
+            return Judgement("unanswered", f"template placeholder: {_short(final_text(raw))}", "")
+        return Judgement("unanswered", f"no name-like span: {_short(names)}", "")
     gold = parse_authors(item["cited_authors"]).persons
     verdict = compare_authors(parsed.persons, gold)
     answer = ", ".join(p.text for p in parsed.persons) + (", et al." if parsed.et_al else "")
     if verdict.invented:
-        names = ", ".join(verdict.invented[:4]) + (", …" if len(verdict.invented) > 4 else "")
+        shown = [
+            name + (f" (repeated {n} times)" if n > 1 else "")
+            for name, n in zip(verdict.invented, verdict.repeats or (1,) * 99, strict=False)
+        ]
+        names_shown = ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "")
         return Judgement(
-            "hallucinated", f"{len(verdict.invented)} author(s) not in the gold: {names}", answer
+            "hallucinated",
+            f"{len(verdict.invented)} author(s) not in the gold: {names_shown}",
+            answer,
         )
     if verdict.matched == verdict.gold:
         return Judgement("correct", f"the same {verdict.gold} author(s) as the gold", answer)

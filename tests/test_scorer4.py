@@ -1,0 +1,480 @@
+"""Scorer 4 (issue 24): the rules that read a chat model's answers, one test per rule.
+
+The styles are those of SmolLM2-135M-Instruct's recorded answers (lettered lists of "Dr." names,
+"by X and Y is a groundbreaking work", ``<NAME>`` placeholders, restated questions, echoes of
+the citing title) and of stronger chat models (sentences, hedges, other languages, nicknames,
+surname-only lists, ACM references, italic or bold titles inside long answers, DOIs). The
+cases are written per class, not copied from the issue's held-out answers.
+
+Mutations tried are listed in docs/outcomes.md's "Scorer 4" section and in the closing note of
+issue 24; each one made at least one test here fail.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_citebench.api import Attempt, ItemScore, Sample
+from pytest_citebench.metrics.text import same_title
+from pytest_citebench.papers.reasons.authors import parse_authors, same_person
+from pytest_citebench.papers.reasons.tasks import Direct, Indirect
+
+DIRECT, INDIRECT = Direct(), Indirect()
+
+GOLD = {
+    "citing_title": "Policy Search for Robot Control",
+    "sentence": "Trust-region methods constrain each policy update [12].",
+    "cited_title": "Trust Region Policy Optimization",
+    "cited_authors": "John Schulman, Sergey Levine, Philipp Moritz, Michael I. Jordan, Pieter Abbeel",
+    "cited_arxiv_id": "1502.05477",
+}
+ALL = "John Schulman, Sergey Levine, Philipp Moritz, Michael I. Jordan, Pieter Abbeel"
+INTRO = 'The authors of the research paper "Trust Region Policy Optimization" are:\n\n'
+
+
+def judge(task: Any, raw: str, **fields: str) -> ItemScore:
+    item = Sample("test/suite", "item-1", {**GOLD, **fields}, 1)
+    return task.score(item, Attempt((task.parse(task.kind, raw),)))
+
+
+def check(task: Any, raw: str, outcome: str, **fields: str) -> ItemScore:
+    score = judge(task, raw, **fields)
+    assert score.outcome == outcome, f"{score.outcome}: {score.reason}\n{raw!r}"
+    return score
+
+
+# --------------------------------------------------------------------------- direct: chat form
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        # bullets of every kind, with titles and degrees
+        (INTRO + "- Dr. John Schulman\n- Prof. Sergey Levine", "partial"),
+        (INTRO + "* John Schulman\n* Sergey Levine\n* Philipp Moritz", "partial"),
+        (INTRO + "• " + "\n• ".join(ALL.split(", ")), "correct"),
+        (
+            INTRO + "- Dr. Elena Martinez\n- Dr. Elena Martinez\n- Dr. Elena Martinez",
+            "hallucinated",
+        ),
+        # lettered and numbered lists
+        (INTRO + "A. Elon Musk\nB. Elon Musk\nC. Elon Musk", "hallucinated"),
+        (INTRO + "A. John Schulman\nB. Sergey Levine", "partial"),
+        (INTRO + "\n".join(f"{i}. {n}" for i, n in enumerate(ALL.split(", "), 1)), "correct"),
+        (INTRO + "1) John Schulman\n2) Pieter Abbeel", "partial"),
+        # degree suffixes and trailing descriptions on a list line
+        (
+            INTRO + "A. Dr. Elena Martinez, M.D., Ph.D.\nB. Dr. Elena Martinez, M.D., Ph.D.",
+            "hallucinated",
+        ),
+        (
+            INTRO + "- Dr. John Schulman, PhD\n- Dr. Sergey Levine, Phd in Computer Science",
+            "partial",
+        ),
+        (INTRO + "- Dr. John Schulman (@johnschulman) - Research scientist at OpenAI", "partial"),
+        (INTRO + "- Dr. Elon Musk (@ElonMusk) - Founder and CEO of SpaceX", "hallucinated"),
+        # "by X and Y" inside a sentence that goes on
+        (
+            'The research paper "Trust Region Policy Optimization" by Dr. Elena Martinez and Dr. '
+            "Elena Martinez is a groundbreaking study published in the Journal of Robotics.",
+            "hallucinated",
+        ),
+        (
+            'The research paper "Trust Region Policy Optimization" by John Schulman and Sergey '
+            "Levine is a groundbreaking work in reinforcement learning.",
+            "partial",
+        ),
+        (
+            'The research paper "Trust Region Policy Optimization" was authored by Dr. Elena '
+            "Martinez, a renowned linguist and AI researcher.",
+            "hallucinated",
+        ),
+        (
+            'The research paper "Trust Region Policy Optimization" was authored by Dr. John '
+            "Schulman, a renowned researcher at OpenAI.",
+            "partial",
+        ),
+        # names followed by prose
+        (
+            INTRO + "A. Elena Martinez, B.J.C. Rodriguez, and J.M.S.\nB.J.C. Rodriguez is a PhD "
+            "student at the University of California, Berkeley.",
+            "hallucinated",
+        ),
+        ("John Schulman is a research scientist at OpenAI.", "partial"),
+        # placeholders: mixed with names keep the names; alone they name nobody
+        (INTRO + "- Dr. <NAME>\n- John Schulman\n- <NAME>", "partial"),
+        (INTRO + "- Dr. <NAME>\n- Dr. Elena Martinez", "hallucinated"),
+        (INTRO + "- Dr. <NAME> (2018)\n- Dr. <NAME> (2019)", "unanswered"),
+        (
+            'The authors of the research paper "Trust Region Policy Optimization" were '
+            "<author_name> and <last name>.",
+            "unanswered",
+        ),
+        (
+            'The research paper "Trust Region Policy Optimization" by Dr. <NAME> and Dr. <NAME> '
+            "is a groundbreaking study.",
+            "unanswered",
+        ),
+    ],
+)
+def test_direct_chat_form_author_lists(raw: str, outcome: str) -> None:
+    check(DIRECT, raw, outcome)
+
+
+def test_an_invented_name_repeated_counts_once_and_the_reason_says_so() -> None:
+    raw = INTRO + "A. Elena Martinez\nB. Elena Martinez\nC. Elena Martinez\nD. Elon Musk"
+    score = check(DIRECT, raw, "hallucinated")
+    assert "2 author(s) not in the gold" in score.reason, score.reason
+    assert "Elena Martinez (repeated 3 times)" in score.reason, score.reason
+
+
+def test_a_model_that_invents_every_author_list_is_scored_hallucinated() -> None:
+    """The headline claim of issue 24: inventions in chat form are never "unanswered"."""
+    styles = [
+        INTRO + "- Dr. Ann Vogel\n- Dr. Ann Vogel",
+        INTRO + "A. Ann Vogel\nB. Bo Lind",
+        'The research paper "Trust Region Policy Optimization" by Dr. Ann Vogel and Dr. Bo '
+        "Lind is a groundbreaking work.",
+        'The research paper "Trust Region Policy Optimization" was authored by Dr. Ann Vogel, '
+        "a renowned roboticist.",
+        'The paper "Trust Region Policy Optimization" was written by Ann Vogel and Bo Lind.',
+        "I believe the authors are Ann Vogel and Bo Lind.",
+        "Ann Vogel is a professor of robotics at ETH Zurich.",
+    ]
+    for raw in styles:
+        check(DIRECT, raw, "hallucinated")
+
+
+# --------------------------------------------------------------------------- direct: sentences
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        (f'The paper "Trust Region Policy Optimization" was written by {ALL}.', "correct"),
+        (f"I believe the authors are {ALL}.", "correct"),
+        (f"I think it was written by {ALL}.", "correct"),
+        ("I believe the authors are John Schulman and Ann Vogel.", "hallucinated"),
+        (
+            "John Schulman, Sergey Levine, Philipp Moritz, Michael I. Jordan und Pieter Abbeel",
+            "correct",
+        ),
+        ("Les auteurs de l'article sont John Schulman et Sergey Levine.", "partial"),
+        ("Les auteurs de l'article sont Ann Vogel.", "hallucinated"),
+        ("Los autores del artículo son John Schulman y Pieter Abbeel.", "partial"),
+        ("Gli autori dell'articolo sono John Schulman e Pieter Abbeel.", "partial"),
+        ("Die Autoren des Artikels sind John Schulman und Pieter Abbeel.", "partial"),
+    ],
+)
+def test_direct_sentences_hedges_and_other_languages(raw: str, outcome: str) -> None:
+    check(DIRECT, raw, outcome)
+
+
+def test_a_french_lead_in_is_not_an_invented_person() -> None:
+    score = check(
+        DIRECT,
+        "Les auteurs de l'article sont Sam Greydanus",
+        "partial",
+        cited_authors="Sam Greydanus, Misko Dzamba, Jason Yosinski",
+    )
+    assert "1 of 3" in score.reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [
+        ("Jeff Dean", "Jeffrey Dean"),
+        ("Bill Freeman", "William T. Freeman"),
+        ("Bob Kowalski", "Robert Kowalski"),
+        ("Mike Jordan", "Michael I. Jordan"),
+        ("Tom Mitchell", "Thomas M. Mitchell"),
+        ("Alex Graves", "Alexander Graves"),
+        ("Steve Smith", "Stephen Smith"),
+        ("Liz Bradley", "Elizabeth Bradley"),
+        ("Andy Ng", "Andrew Y. Ng"),
+        ("W. Freeman", "Bill Freeman"),
+    ],
+)
+def test_nicknames_are_the_same_person(answer: str, gold: str) -> None:
+    check(DIRECT, answer, "correct", cited_authors=gold)
+
+
+def test_nicknames_do_not_merge_different_people() -> None:
+    """The table maps given-name variants only: a different given name stays different."""
+    assert not same_person(
+        parse_authors("Jeff Dean").persons[0], parse_authors("Jerry Dean").persons[0]
+    )
+    check(DIRECT, "Bill Freeman", "hallucinated", cited_authors="Robert Freeman")
+    check(DIRECT, "Tom Dean", "hallucinated", cited_authors="Timothy Dean, Jeff Dean")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Williams, Nangia, and Bowman",
+        "Williams, Nangia and Bowman",
+        "Williams; Nangia; Bowman",
+    ],
+)
+def test_surname_only_lists_are_surnames(raw: str) -> None:
+    check(DIRECT, raw, "correct", cited_authors="Adina Williams, Nikita Nangia, Samuel R. Bowman")
+
+
+def test_bibtex_surname_given_pairs_still_read_as_pairs() -> None:
+    check(
+        DIRECT,
+        "Schulman, John and Levine, Sergey",
+        "correct",
+        cited_authors="John Schulman, Sergey Levine",
+    )
+
+
+CORPUS_TITLE = "A Broad-Coverage Challenge Corpus for Sentence Understanding through Inference"
+WNB = "Adina Williams, Nikita Nangia, Samuel R. Bowman"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        f"Adina Williams, Nikita Nangia, and Samuel Bowman. 2018. {CORPUS_TITLE}. In NAACL-HLT.",
+        "Adina Williams, Nikita Nangia, and Samuel Bowman. 2018. A corpus for inference.",
+        f"Williams, A., Nangia, N., & Bowman, S. R. (2018). {CORPUS_TITLE}. NAACL.",
+        f'A. Williams, N. Nangia, and S. R. Bowman, "{CORPUS_TITLE}," in Proc. NAACL, 2018.',
+        "@inproceedings{williams2018,\n  author = {Williams, Adina and Nangia, Nikita and "
+        f"Bowman, Samuel R.}},\n  title = {{{CORPUS_TITLE}}},\n  year = {{2018}}\n}}",
+    ],
+)
+def test_reference_styles_keep_every_author(raw: str) -> None:
+    check(DIRECT, raw, "correct", cited_authors=WNB, cited_title=CORPUS_TITLE)
+
+
+# --------------------------------------------------------------------------- indirect
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "The sentence is referencing a study that examines the impact of visual humor on "
+        "people's subjective perceptions.",
+        "You've already provided a clear and concise answer. I'll just reiterate the main point.",
+        "The sentence is not referencing a specific paper, but rather the work of a researcher.",
+        "This sentence describes how trust-region methods limit the size of each update.",
+        "I'm sorry, I cannot identify the paper. You could search for \"trust region policy "
+        'update methods" on Google Scholar.',
+        'I could not find it; try searching for "constrained policy update" to find it.',
+    ],
+)
+def test_prose_that_names_no_title_is_unanswered(raw: str) -> None:
+    check(INDIRECT, raw, "unanswered")
+
+
+@pytest.mark.parametrize(
+    "raw", ['The sentence is "pass"', 'The answer is "pass".', "My answer: 'pass'", '"Pass"']
+)
+def test_a_quoted_pass_is_a_pass(raw: str) -> None:
+    check(INDIRECT, raw, "abstained")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        'The sentence "Policy Search for Robot Control" is a reference to the work of a team of '
+        "researchers on reinforcement learning.",
+        'This sentence is from a paper titled "Policy Search for Robot Control".',
+        'The paper cited is "Policy Search for Robot Control".',
+        "Policy Search for Robot Control",
+        'I have taken a sentence from the research paper titled "Policy Search for Robot Control"',
+    ],
+)
+def test_the_citing_title_is_an_echo_however_introduced(raw: str) -> None:
+    score = check(INDIRECT, raw, "unanswered")
+    assert "echo" in score.reason, score.reason
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        (
+            'The sentence "Policy Search for Robot Control" is a reference to the work of a team '
+            "of researchers.",
+            "unanswered",
+        ),
+        ('This sentence is taken from the paper "Policy Search for Robot Control".', "unanswered"),
+        (
+            'I have taken a sentence from the research paper titled "Policy Search for Robot '
+            'Control", give me the title',
+            "unanswered",
+        ),
+        ("Policy Search for Robot Control", "correct"),
+        ('The paper being cited is "Policy Search for Robot Control".', "correct"),
+        (
+            "The title of the possible research paper that this sentence is citing to is "
+            '"Policy Search for Robot Control".',
+            "correct",
+        ),
+    ],
+)
+def test_the_self_citation_rule_in_every_phrasing(raw: str, outcome: str) -> None:
+    title = GOLD["citing_title"]
+    check(INDIRECT, raw, outcome, cited_title=title)
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        (
+            "The title of the possible research paper that this sentence is citing to is "
+            '"The potential of neural networks for neural networks."',
+            "hallucinated",
+        ),
+        (
+            "The title of the possible research paper that this sentence is citing to is "
+            '"Trust Region Policy Optimization".',
+            "correct",
+        ),
+        (
+            "The title of the possible research paper that this sentence is citing to is Trust "
+            "Region Policy Optimization.",
+            "correct",
+        ),
+        (
+            "The title of the possible research paper that this sentence is citing to is: "
+            "Constrained Policy Updates for Robots",
+            "hallucinated",
+        ),
+        (
+            "The title of the possible research paper that this sentence is citing to is",
+            "unanswered",
+        ),
+    ],
+)
+def test_a_restated_question_is_read_for_the_title_that_follows(raw: str, outcome: str) -> None:
+    score = check(INDIRECT, raw, outcome)
+    assert "echo" not in score.reason or outcome == "unanswered"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "J. Schulman, S. Levine, P. Moritz, M. Jordan, and P. Abbeel. Trust region policy "
+        "optimization. In ICML, 2015.",
+        "John Schulman, Sergey Levine, Philipp Moritz, Michael Jordan, and Pieter Abbeel. 2015. "
+        "Trust Region Policy Optimization. In Proceedings of ICML.",
+        "Schulman, J., Levine, S., Moritz, P., Jordan, M. I., & Abbeel, P. (2015). Trust Region "
+        "Policy Optimization. ICML.",
+        "The sentence discusses constraining each update of a policy, a well-known idea. The "
+        "most likely cited paper is the one that introduced it:\n\n*Trust Region Policy "
+        "Optimization*\n\nIt bounds the KL divergence between successive policies.",
+        "This sentence refers to methods that limit how far a policy moves in one update, "
+        "which was studied in depth by several groups.\n\n**Trust Region Policy "
+        "Optimization**\n\nSchulman et al. proposed it in 2015.",
+        "*Trust Region Policy Optimization* — Schulman et al., ICML 2015",
+        "*Trust Region Policy Optimization* – Schulman et al., ICML 2015",
+        "《Trust Region Policy Optimization》",
+        "「Trust Region Policy Optimization」",
+        "这句话引用的论文是《Trust Region Policy Optimization》。",
+    ],
+)
+def test_titles_in_references_emphasis_and_brackets_are_read(raw: str) -> None:
+    check(INDIRECT, raw, "correct")
+
+
+def test_when_no_title_can_be_read_the_answer_is_unanswered_not_hallucinated() -> None:
+    for raw in (
+        "It is hard to say which paper this is without more context about the methods.",
+        "This is a common statement in reinforcement learning literature.",
+        "I'm not able to determine this.",
+    ):
+        check(INDIRECT, raw, "unanswered")
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [
+        (
+            "Training data-efficient image transformers and distillation through attention",
+            "Training data-efficient image transformers & distillation through attention",
+        ),
+        (
+            "Nonautoregressive Neural Machine Translation",
+            "Non-Autoregressive Neural Machine Translation",
+        ),
+        (
+            "Non Autoregressive Neural Machine Translation",
+            "Non-Autoregressive Neural Machine Translation",
+        ),
+        ("Colour Constancy in the Wild", "Color Constancy in the Wild"),
+        ("Optimising Neural Networks for Speech", "Optimizing Neural Networks for Speech"),
+        ("Analysing the Behaviour of Agents", "Analyzing the Behavior of Agents"),
+        ("Generative Adversarial Network", "Generative Adversarial Networks"),
+        ("Learning Policy from Demonstrations", "Learning Policies from Demonstrations"),
+    ],
+)
+def test_the_same_title_in_other_spellings_is_correct(answer: str, gold: str) -> None:
+    assert same_title(answer, gold)
+    check(INDIRECT, answer, "correct", cited_title=gold)
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold"),
+    [
+        ("Generative Adversarial Networks", "Generative Adversarial Nets"),
+        ("Learning Policies from Demonstrations", "Learning Policies from Demonstration Videos"),
+        ("Deep Residual Learning", "Deep Recurrent Learning"),
+        ("Graph Attention Network", "Graph Attention Networks for Molecules"),
+        ("Attention Is All You Need", "Attention Is Not All You Need"),
+        ("Colour Constancy in the Wild", "Colour Consistency in the Wild"),
+        ("Learning to Rank", "Learning to Rant"),
+    ],
+)
+def test_variants_never_match_a_different_title(answer: str, gold: str) -> None:
+    assert not same_title(answer, gold)
+
+
+# --------------------------------------------------------------------------- identifiers
+
+
+def test_a_doi_tail_never_stays_in_the_compared_title() -> None:
+    for raw in (
+        "Trust Region Policy Optimization, DOI: 10.48550/arXiv.1502.05477",
+        '"Trust Region Policy Optimization" (DOI: 10.48550/arXiv.1502.05477)',
+        "Trust Region Policy Optimization. arXiv:1502.05477",
+        "Trust Region Policy Optimization (arXiv 1502.05477)",
+        "Trust Region Policy Optimization\nDOI: 10.48550/arXiv.1502.05477",
+    ):
+        score = check(INDIRECT, raw, "correct")
+        assert "arXiv" in score.reason or "1502.05477" in score.reason, score.reason
+
+
+def test_a_wrong_arxiv_identifier_is_a_wrong_citation() -> None:
+    score = check(
+        INDIRECT, "Trust Region Policy Optimization, DOI: 10.48550/arXiv.1707.06347", "hallucinated"
+    )
+    assert "1707.06347" in score.reason
+
+
+def test_an_unknown_doi_is_unverifiable_never_correct_by_itself() -> None:
+    score = judge(INDIRECT, "Trust Region Policy Optimization, DOI: 10.9999/made.up.2015")
+    assert score.outcome == "correct"  # the title decides; the DOI cannot be checked offline
+    assert "unverifiable" in score.reason and "10.9999/made.up.2015" in score.reason
+    score = judge(INDIRECT, "A Different Paper About Robots, DOI: 10.9999/made.up.2015")
+    assert score.outcome == "hallucinated" and "unverifiable" in score.reason
+
+
+def test_a_bare_doi_is_not_a_numbered_list() -> None:
+    from pytest_citebench.parsing import title_candidates
+
+    got = title_candidates("Trust Region Policy Optimization\n10.48550/arXiv.1502.05477")
+    assert got and got[0] == "Trust Region Policy Optimization"
+    score = judge(INDIRECT, "10.48550/arXiv.1707.06347")
+    assert score.outcome == "hallucinated" and "1707.06347" in score.reason
+
+
+def test_direct_answers_with_an_identifier_keep_their_authors() -> None:
+    check(DIRECT, f"{ALL} (arXiv:1502.05477)", "correct")
+    check(DIRECT, f"{ALL}. DOI: 10.48550/arXiv.1502.05477", "correct")
