@@ -19,8 +19,22 @@ from __future__ import annotations
 
 import re
 
-_QUOTES = "\"'`“”‘’«»„"
-_PAIRS = {'"': '"', "“": "”", "”": "”", "„": "“”", "«": "»", "'": "'", "‘": "’", "`": "`'"}
+_QUOTES = "\"'`“”‘’«»„《》「」『』〈〉"
+_PAIRS = {
+    '"': '"',
+    "“": "”",
+    "”": "”",
+    "„": "“”",
+    "«": "»",
+    "'": "'",
+    "‘": "’",
+    "`": "`'",
+    "《": "》",
+    "「": "」",
+    "『": "』",
+    "〈": "〉",
+}
+_CJK_OPEN = "《「『〈"
 _LEADING_LABEL = re.compile(
     r"^\s*(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|cited\s+|research\s+|possible\s+|paper\s+)*"
     r"(?:paper\s+title|title\s+of\s+the\s+(?:cited\s+)?(?:research\s+)?paper|title|answer|"
@@ -29,7 +43,7 @@ _LEADING_LABEL = re.compile(
     r"\s*(?:is|are)?\s*(?:\*\*|__)?\s*[:\-–—]\s*(?:\*\*|__)?\s*",
     re.IGNORECASE,
 )
-_LIST_MARKER = re.compile(r"^\s*(?:[-*•+]|\d+\s*[.)](?!\d)|\(\d+\)|[a-z][.)](?=\s))\s*")
+_LIST_MARKER = re.compile(r"^\s*(?:[*•+](?=\s)|-|\d+\s*[.)](?!\d)|\(\d+\)|[a-z][.)](?=\s))\s*")
 _MARKDOWN_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|>\s*)+")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(.+?)\1")
 # "pass ... on second thought: X": the last revision marker starts the final answer.
@@ -138,7 +152,7 @@ def _strip_wrappers(text: str) -> str:
             # '"A": B "C"' is not one quoted span: only strip a pair that wraps everything.
             if not any(q in inner for q in '"“”') or text[0] not in '"“”':
                 text = inner
-        text = text.rstrip(".!;,:")
+        text = text.rstrip(".!;,:。")
         text = text.strip("*_")
     return text
 
@@ -180,6 +194,13 @@ def final_text(raw: str) -> str:
     return rest
 
 
+_QUOTED_PASS = re.compile(
+    r"[\W_]*(?:(?:the|my)\s+)?(?:sentence|answer|title|paper|response|reply)"
+    r"(?:\s+(?:is|would\s+be|will\s+be))?\s*:?\s*[\"'“‘«*_`]+\s*pass\s*[\"'”’»*_`]+[\s.!]*",
+    re.IGNORECASE,
+)
+
+
 def is_abstention(raw: str) -> bool:
     """True when the final answer (or its first line) is the word "pass" in any wrapping.
 
@@ -192,6 +213,8 @@ def is_abstention(raw: str) -> bool:
     first = text.splitlines()[0]
     if any(_is_pass_text(c) for c in (text, first)):
         return True
+    if _QUOTED_PASS.fullmatch(first.strip()):
+        return True  # 'The sentence is "pass"', "My answer: 'pass'"
     # "pass - I don't know", "Pass, I cannot tell", "PASS (not enough information)".
     return re.match(r"^[\W_]*pass[\W_]*?(?:\s[-–—]\s|[:,;.(!]|$)", first, re.IGNORECASE) is not None
 
@@ -329,11 +352,13 @@ def quoted_spans(line: str) -> list[tuple[int, int, str]]:
     i = 0
     while i < len(line):
         ch = line[i]
-        if ch in _PAIRS and (i == 0 or not line[i - 1].isalnum()):
+        if ch in _PAIRS and (i == 0 or not line[i - 1].isalnum() or ch in _CJK_OPEN):
             closers = _PAIRS[ch]
             j = i + 1
             while j < len(line):
-                if line[j] in closers and (j + 1 == len(line) or not line[j + 1].isalnum()):
+                if line[j] in closers and (
+                    j + 1 == len(line) or not line[j + 1].isalnum() or ch in _CJK_OPEN
+                ):
                     break
                 j += 1
             if j < len(line) and j > i + 1 and has_letters(line[i + 1 : j]):
@@ -399,7 +424,14 @@ def _trim_tail(line: str) -> str:
             line = line[: match.start()]
         for sep in re.finditer(r"\s+[-–—]{1,2}\s+|(?<=[^A-Z\s][.!?])\s+|;\s+", line):
             rest = line[sep.end() :]
-            if looks_like_prose(rest) or re.match(r"(?i)(?:by|published|authors?|in)\b", rest):
+            author_year = re.match(
+                r"[A-Z][\w'’\-]+(?:\s+et\s+al\b|\s+(?:and|&)\s+[A-Z]|,\s*" + _YEAR + r"\b)", rest
+            )
+            if (
+                looks_like_prose(rest)
+                or author_year
+                or re.match(r"(?i)(?:by|published|authors?|in)\b", rest)
+            ):
                 line = line[: sep.start()]
                 break
     return line
@@ -418,6 +450,72 @@ def _strip_lead_in(line: str) -> str:
     return line[match.end() :]
 
 
+# Scorer 4: "The title of the possible research paper that this sentence is citing to is X":
+# the question restated, then the answer. The restatement is dropped and X is read.
+_RESTATEMENT = re.compile(
+    r"^.{0,80}?\btitle\s+of\s+the\s+(?:possible\s+)?(?:research\s+)?paper\s+(?:that\s+)?"
+    r"(?:this|the)\s+sentence\s+is\s+(?:citing|referencing|referring)(?:\s+to)?"
+    r"(?:\s+(?:is|would\s+be|might\s+be|could\s+be|was))?\s*[:\-–—]?\s*",
+    re.IGNORECASE,
+)
+# A quoted span is not a title when it is "the sentence" quoted back, a phrase or a search
+# query ('The sentence "X" is ...', 'described as "X"', 'search for "X"').
+_NOT_A_TITLE_QUOTE = re.compile(
+    r"(?:\bsentence|\bphrase|\bterm|\bwords?|\bexpression|\bquery|\bkeywords?|\bsearch(?:ing)?"
+    r"(?:\s+\w+){0,2}\s+(?:for|on)|\blook(?:ing)?\s+(?:up|for)|\bgoogle|\bas|\blike|\buse\s+of|"
+    r"\brephrased\s+as|\brevised\s+sentence|\bsuch\s+as|\btry)\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(
+    r"^\W*(?:I'm|I’m|I'll|I’ll|I've|You|You've|You're|Your|We|Our|Let's)\b|\bI\s+[a-z]|"
+    r"\b(?:i'm|i’m|i'll|i’ll|i've|you|you've|you're|your|we|our|let's|me)\b"
+)
+_TITLE_CUE = re.compile(
+    r"\b(?:titled|entitled|called|named|paper|article|study|work|publication)\s*[:,]?\s*$",
+    re.IGNORECASE,
+)
+# A reference that starts with its authors: "J. Schulman, S. Levine, and P. Abbeel. Trust
+# region policy optimization. In ICML, 2015." / ACM "... and Pieter Abbeel. 2015. Title. In".
+_NAME_RUN = r"(?:[A-Z][\w'’\-]*\.?\s*){1,4}"
+_AUTHOR_LED = re.compile(
+    r"^" + _NAME_RUN + r"(?:,\s*(?:and\s+|&\s*)?" + _NAME_RUN + r")*"
+    r"(?:,?\s*(?:and|&)\s+" + _NAME_RUN + r")?"
+    r"(?<=[a-z]{2})\.\s+(?:\(?" + _YEAR + r"\)?\.\s+)?(?P<title>[^.?!]{8,}[?!]?)(?:\.|$)"
+)
+
+
+_PAREN_ID = re.compile(r"\s*[(\[]\s*(?:doi|arxiv)\b[^()\[\]\n]*[)\]]", re.IGNORECASE)
+_TITLE_ID = re.compile(
+    r"[,.;]?[ \t]*\b(?:(?:doi|arxiv)[ \t]*[:.]?[ \t]*)?(?:https?://(?:dx\.)?doi\.org/)?"
+    r"(?:10\.\d{4,9}/[^\s,;\]\)>]+|(?<![\d.])\d{4}\.\d{4,5}(?:v\d+)?(?![\d.]))"
+    r"|[,.;]?[ \t]*\b(?:doi|arxiv)[ \t]*[:.]?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def strip_restatement(text: str) -> str:
+    """``text`` without a restated question before its answer (each line)."""
+    return "\n".join(_RESTATEMENT.sub("", line, count=1) for line in text.splitlines())
+
+
+def _title_quotes(line: str) -> list[tuple[int, int, str]]:
+    """The quoted spans of a line that may be titles (not "the sentence", a phrase or a
+    search query quoted back)."""
+    return [s for s in quoted_spans(line) if not _NOT_A_TITLE_QUOTE.search(line[: s[0]])]
+
+
+def _prose_line(line: str, body: str) -> bool:
+    """A line that is a sentence about the question rather than an answer: a first- or
+    second-person sentence, or prose whose lead-in (if any) is not followed by a title."""
+    words = line.split()
+    sentence = line.rstrip(" *_\"'”’").endswith(".") or re.search(r"[a-z]\.\s+[A-Z]", line)
+    if _PRONOUN.search(line) and len(words) > 4 and sentence:
+        return True
+    if body != line:  # "The paper is likely X": a lead-in, then what follows it
+        return body[:1].islower() or looks_like_prose(body)
+    return looks_like_prose(line)
+
+
 def title_candidates(raw: str) -> list[str]:
     """Every span of the final answer that may be the title the model named, best first.
 
@@ -425,7 +523,10 @@ def title_candidates(raw: str) -> list[str]:
     first quoted span alone, the line before a trailing explanation) that a scorer may accept
     when one of them is exactly the gold title.
     """
-    text = final_text(raw)
+    text = strip_restatement(final_text(raw))
+    # A DOI or an arXiv id given with the title is checked apart; it never stays in the title.
+    text = _PAREN_ID.sub("", text)
+    text = _TITLE_ID.sub("", text)
     out: list[str] = []
 
     def add(value: str | None) -> None:
@@ -439,13 +540,34 @@ def title_candidates(raw: str) -> list[str]:
     bib = _bibtex_title(text)
     if bib:
         add(bib)
-    for raw_line in _content_lines(text):
+    lines = _content_lines(text)
+    # A title set apart in italics or bold on its own line (or opening it, before a dash and
+    # its authors) inside a longer answer is the answer that answer gives.
+    for raw_line in lines[1:] if lines and not _EMPHASIS.match(lines[0].strip()) else []:
+        emphasised = re.match(r"^(\*\*|__|\*|_)([^*_]+?)\1(?:\s*[-–—:,(]|\s*$)", raw_line.strip())
+        title = emphasised.group(2) if emphasised else ""
+        if len(title.split()) >= 2 and not looks_like_prose(title):
+            add(title)
+    prose_before = False
+    for raw_line in lines:
+        if prose_before:
+            # After a sentence that named nothing, only a title announced as one ('a paper
+            # titled "X"') is read; a phrase quoted in the ramble that follows is not.
+            for span in quoted_spans(raw_line):
+                if _TITLE_CUE.search(raw_line[: span[0]]) and len(span[2].split()) >= 2:
+                    add(span[2])
+            if out:
+                break
+            continue
         line = _EMPHASIS.sub(r"\2", raw_line)
         labelled = _LEADING_LABEL.sub("", line)
         apa = _apa_title(labelled)
         if apa:
             add(apa)
-        spans = [s for s in quoted_spans(labelled) if len(s[2].split()) >= 1]
+        led = _AUTHOR_LED.match(labelled)
+        if led and not _PRONOUN.search(labelled[: led.start("title")]):
+            add(_trim_tail(led.group("title")))
+        spans = [s for s in _title_quotes(labelled) if len(s[2].split()) >= 1]
         for span in spans:
             if len(span[2].split()) >= 2 or span[0] == 0:
                 add(_title_from_quote(labelled, span))
@@ -454,9 +576,16 @@ def title_candidates(raw: str) -> list[str]:
             if len(emphasised.group(2).split()) >= 2 and emphasised.group(0) != raw_line.strip():
                 add(emphasised.group(2))
         body = labelled if labelled != line else _strip_lead_in(line)
-        if looks_like_prose(line) and body == line and not spans:
+        if not out and quoted_spans(labelled) and not spans:
+            prose_before = True  # only "the sentence" or a phrase quoted back: no title here
+            continue
+        if not out and labelled == line and _prose_line(line, body):
             # A sentence with no quoted title: try after "titled" / "called" anyway.
-            body = re.sub(r"^.*?\b(?:titled|entitled|called)\s+", "", line, count=1)
+            titled = re.search(r"\b(?:titled|entitled|called)\s+(?=[A-Z0-9])", line)
+            if not titled:
+                prose_before = True
+                continue
+            body = line[titled.end() :]
         trimmed = _trim_tail(body)
         add(trimmed)
         add(re.sub(r"\s*[(\[][^()\[\]]*[)\]]\s*$", "", trimmed))  # "X (TRPO)"
@@ -471,7 +600,18 @@ def title_candidates(raw: str) -> list[str]:
         add(line)
         if out:
             break
+    if not out and lines:
+        # No line reads as an answer: the first one is the reading, for the judge to call a
+        # sentence (or a real paper of the suite's corpus, whatever its title looks like).
+        first = _LEADING_LABEL.sub("", _EMPHASIS.sub(r"\2", lines[0]))
+        add(first)
+        add(_trim_tail(_strip_lead_in(first)))
     return out
+
+
+def reads_as_sentence(text: str) -> bool:
+    """A reading that is a sentence about the question, not a title (see ``_prose_line``)."""
+    return _prose_line(text, _strip_lead_in(text))
 
 
 def clean_title(raw: str) -> str:

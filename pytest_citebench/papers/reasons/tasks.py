@@ -27,7 +27,7 @@ from pytest_citebench.api import (
 )
 from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
-from pytest_citebench.metrics.text import normalize
+from pytest_citebench.metrics.text import normalize, same_title
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
 from pytest_citebench.parsing import (
     clean_authors,
@@ -40,6 +40,8 @@ from pytest_citebench.parsing import (
     looks_like_prose,
     not_a_title,
     quoted_spans,
+    reads_as_sentence,
+    strip_restatement,
     title_candidates,
 )
 
@@ -218,7 +220,7 @@ class _Reasons(Task):
     def is_correct(self, item: Sample, answer: str) -> bool:
         if self.kind == "direct":
             return same_authors(answer, item["cited_authors"])
-        return normalize(answer) == normalize(item["cited_title"])
+        return same_title(answer, item["cited_title"])
 
     def _prompt_texts(self, item: Sample, stage_name: str) -> tuple[list[str], list[str]]:
         """(sources, instructions) of the prompt this stage answered: what an echo repeats."""
@@ -448,24 +450,98 @@ def corpus_titles(suite: str) -> frozenset[str]:
         return frozenset()  # the corpus is checked when the suite loads; here it only helps
 
 
+# Words that introduce the citing title as the sentence's own source, not as the answer: 'the
+# sentence "X"', "taken from the paper X", "from the research paper titled X", "in the paper X".
+_SOURCE_INTRO = re.compile(
+    r"(?:\bsentence|\btaken\s+from|\bfrom\s+(?:the|a|this)\s+(?:research\s+)?(?:paper|article|work)"
+    r"(?:\s+(?:titled|entitled|called))?|\bin\s+(?:the|a|this)\s+(?:research\s+)?(?:paper|article)"
+    r"(?:\s+(?:titled|entitled|called))?)[\s:,\"“'‘«*_]*$",
+    re.IGNORECASE,
+)
+
+
+def _named_as_source(text: str, citing: str) -> bool:
+    """The citing title appears introduced as where the sentence comes from."""
+    words = tuple(normalize(citing).split())
+    if not words:
+        return False
+    for found in _title_pattern(words).finditer(text):
+        if _SOURCE_INTRO.search(text[max(0, found.start() - 80) : found.start()]):
+            return True
+    return False
+
+
+_ARXIV_ID = re.compile(
+    r"(?i)(?:arxiv\s*[:.]?\s*|arxiv\.org/abs/|10\.48550/arxiv\.)(\d{4}\.\d{4,5})"
+)
+
+
+def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
+    """What the DOIs and arXiv ids given with an answer say, checked offline against the
+    item's own record (its arXiv id, its DOI): ("wrong", why) when one names another paper,
+    (None, note) otherwise; a DOI the item's record cannot confirm is "unverifiable", never
+    correct by itself."""
+    from pytest_citebench.doi.extract import extract_dois
+
+    arxiv = str(item.fields.get("cited_arxiv_id") or "").split("v")[0]
+    doi = str(item.fields.get("cited_doi") or "").lower()
+    notes: list[str] = []
+    ids = {m.group(1) for m in _ARXIV_ID.finditer(text)}
+    for found in sorted(ids):
+        if arxiv and found != arxiv:
+            return "wrong", f"arXiv {found} is not the cited paper's ({arxiv})"
+        notes.append(f"arXiv {found} " + ("matches the cited paper" if arxiv else "unverifiable"))
+    for found in extract_dois(text):
+        if found.startswith("10.48550/arxiv."):
+            continue  # an arXiv DOI: checked above as its arXiv id
+        if doi and found == doi:
+            notes.append(f"DOI {found} matches the cited paper")
+        else:
+            notes.append(f"DOI {found} unverifiable offline (no record of it)")
+    return None, "; ".join(notes)
+
+
+def _with_ids(judgement: Judgement, item: Sample, text: str) -> Judgement:
+    """The judgement with the answer's identifiers checked: a wrong arXiv id makes the answer
+    a wrong citation; the others are noted in the reason."""
+    verdict, note = _identifiers(text, item)
+    if verdict == "wrong" and judgement.outcome in ("correct", "unanswered"):
+        return Judgement("hallucinated", f"cites another paper: {note}", judgement.answer)
+    if verdict == "wrong" or note:
+        return Judgement(judgement.outcome, f"{judgement.reason}; {note}", judgement.answer)
+    return judgement
+
+
 def _judge_indirect(
     item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
+) -> Judgement:
+    text = strip_restatement(final_text(raw))
+    return _with_ids(_judge_title(item, text, raw, sources, instructions), item, text)
+
+
+def _judge_title(
+    item: Sample, text: str, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
     candidates = title_candidates(raw)
     if not candidates:
         return Judgement("unanswered", "no title-like span", "")
-    gold = normalize(item["cited_title"])
-    # A self-citation's gold is the citing title: found inside an echo of the instructions it is
-    # the prompt repeated, not an answer.
-    repeated = gold in {normalize(s) for s in sources} and _runs_of(final_text(raw), instructions)
+    gold, citing = item["cited_title"], item["citing_title"]
+    # A self-citation's gold is the citing title: named as the sentence's own source, or
+    # inside an echo of the instructions, it is the prompt repeated, not an answer.
+    repeated = same_title(gold, citing) and (
+        _runs_of(text, instructions) or _named_as_source(text, citing)
+    )
     for candidate in candidates:
-        if normalize(candidate) == gold and not repeated:
+        if same_title(candidate, gold) and not repeated:
             return Judgement("correct", "the gold title", candidate)
+    quoted = [q[2] for line in text.splitlines() for q in quoted_spans(line)]
+    if any(same_title(c, citing) for c in [*candidates, *quoted]):
+        return Judgement("unanswered", f"echoes the citing title: {_short(citing)}", "")
     title = candidates[0]
     if is_non_answer(title):
         return Judgement("unanswered", f"no title, only: {_short(title)}", "")
-    if _echoes(final_text(raw), sources, instructions):
-        return Judgement("unanswered", f"echoes the prompt: {_short(final_text(raw))}", "")
+    if _echoes(text, sources, instructions):
+        return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
     if is_placeholder(title):
         return Judgement("unanswered", f"template placeholder: {_short(title)}", "")
     if _echoes(title, sources, instructions):
@@ -478,10 +554,10 @@ def _judge_indirect(
             f"names a title that is not the gold (a corpus paper): {_short(title)}",
             title,
         )
-    if looks_like_prose(title) or not has_letters(normalize(title)):
+    if looks_like_prose(title) or reads_as_sentence(title) or not has_letters(normalize(title)):
         return Judgement("unanswered", f"a sentence, not a title: {_short(title)}", "")
-    quoted = any(normalize(q[2]) == normalize(title) for q in quoted_spans(final_text(raw)))
-    why = None if quoted else not_a_title(title, final_text(raw))
+    quoted_title = any(normalize(q) == normalize(title) for q in quoted)
+    why = None if quoted_title else not_a_title(title, text)
     if why:
         return Judgement("unanswered", f"{why}: {_short(title)}", "")
     return Judgement("hallucinated", f"names a title that is not the gold: {_short(title)}", title)
