@@ -277,6 +277,14 @@ def _first_content_line(raw: str) -> str:
     return lines[0] if lines else ""
 
 
+def _title_case(text: str) -> bool:
+    """Most words of four letters or more capitalised: "My Body is a Cage: the Role of ..."."""
+    long_words = [w.strip("\"'`*_:,.?!()") for w in text.split()]
+    long_words = [w for w in long_words if len(w) >= 4]
+    capitalized = [w for w in long_words if w[:1].isupper()]
+    return len(long_words) >= 2 and len(capitalized) >= 0.7 * len(long_words)
+
+
 def looks_like_prose(text: str) -> bool:
     """A sentence about something rather than a title: starts like prose and has a verb in
     lower case, or is far longer than titles are."""
@@ -333,7 +341,8 @@ def not_a_title(text: str, raw: str = "") -> str | None:
         return "a sentence, not a title"
     if _CAPTION.match(text):
         return "a caption or section heading, not a title"
-    if raw and _CONTINUES.match(raw.lstrip("\n")) and not quoted_spans(raw):
+    titles_quoted = any(_title_quotes(line) for line in raw.splitlines())
+    if raw and _CONTINUES.match(raw.lstrip("\n")) and not titles_quoted:
         return "continues the prompt's sentence, names no paper"
     head, colon, rest = text.partition(":")
     spaced = head.endswith((" ", "\t")) and len(rest.split()) >= 6  # "Tracking : The system ..."
@@ -463,7 +472,8 @@ _RESTATEMENT = re.compile(
 _NOT_A_TITLE_QUOTE = re.compile(
     r"(?:\bsentence|\bphrase|\bterm|\bwords?|\bexpression|\bquery|\bkeywords?|\bsearch(?:ing)?"
     r"(?:\s+\w+){0,2}\s+(?:for|on)|\blook(?:ing)?\s+(?:up|for)|\bgoogle|\bas|\blike|\buse\s+of|"
-    r"\brephrased\s+as|\brevised\s+sentence|\bsuch\s+as|\btry)\s*[:,]?\s*$",
+    r"\brephrased\s+as|\brevised\s+sentence|\bsuch\s+as|\btry|\bstands\s+for|\bknown\s+as|"
+    r"\bas\s+(?:an?|the)|\bor(?:\s+simply)?)\s*[:,]?\s*$",
     re.IGNORECASE,
 )
 _PRONOUN = re.compile(
@@ -511,6 +521,12 @@ def _prose_line(line: str, body: str) -> bool:
     sentence = line.rstrip(" *_\"'”’").endswith(".") or re.search(r"[a-z]\.\s+[A-Z]", line)
     if _PRONOUN.search(line) and len(words) > 4 and sentence:
         return True
+    aux = re.search(
+        r"\b(?:is|are|was|were|has|have|had)\s+(?:a|an|the|been|not|used|developed|shown|also)\b",
+        line,
+    )
+    if aux and sentence and len(words) >= 8 and not _title_case(line):
+        return True  # "Visualization techniques have been developed to explain ..."
     if body != line:  # "The paper is likely X": a lead-in, then what follows it
         return body[:1].islower() or looks_like_prose(body)
     return looks_like_prose(line)
@@ -581,7 +597,9 @@ def title_candidates(raw: str) -> list[str]:
             continue
         if not out and labelled == line and _prose_line(line, body):
             # A sentence with no quoted title: try after "titled" / "called" anyway.
-            titled = re.search(r"\b(?:titled|entitled|called)\s+(?=[A-Z0-9])", line)
+            titled = re.search(
+                r"\b(?:titled|entitled|(?:paper|article|work)\s+called)\s+(?=[A-Z0-9])", line
+            )
             if not titled:
                 prose_before = True
                 continue

@@ -277,19 +277,26 @@ def test_a_quoted_pass_is_a_pass(raw: str) -> None:
     check(INDIRECT, raw, "abstained")
 
 
+LONG_CITING = "Policy Search for Robot Control with Deep\n  Reinforcement Learning"
+FULL = "Policy Search for Robot Control with Deep Reinforcement Learning"
+
+
 @pytest.mark.parametrize(
     "raw",
     [
-        'The sentence "Policy Search for Robot Control" is a reference to the work of a team of '
-        "researchers on reinforcement learning.",
-        'This sentence is from a paper titled "Policy Search for Robot Control".',
-        'The paper cited is "Policy Search for Robot Control".',
-        "Policy Search for Robot Control",
-        'I have taken a sentence from the research paper titled "Policy Search for Robot Control"',
+        f'The sentence "{FULL}" is a reference to the work of a team of researchers on '
+        "reinforcement learning.",
+        f'This sentence is from a paper titled "{FULL}".',
+        f'The paper cited is "{FULL}".',
+        FULL,
+        f'I have taken a sentence from the research paper titled "{FULL}"',
+        # the citing title copied up to the prompt's line break
+        'The sentence is referencing a research paper titled "Policy Search for Robot Control '
+        'with Deep" that discusses the use of hardware.',
     ],
 )
 def test_the_citing_title_is_an_echo_however_introduced(raw: str) -> None:
-    score = check(INDIRECT, raw, "unanswered")
+    score = check(INDIRECT, raw, "unanswered", citing_title=LONG_CITING)
     assert "echo" in score.reason, score.reason
 
 

@@ -149,6 +149,11 @@ def _echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> b
             return True
     if any(t in normalize(i) and words >= 3 for i in instructions):
         return True
+    # The sentence run together ("Thiswasfollowedbytheemergenceof..."): the same letters.
+    joined = "".join(t.split())
+    run_together = max(len(w) for w in t.split()) >= 25
+    if run_together and any(joined in "".join(normalize(s).split()) for s in sources):
+        return True
     # Looser echoes of a base model: a run of eight instruction words, or a long reply made
     # (80%+) of the prompt's own words (the sentence repeated, looped or slightly altered).
     tokens = t.split()
@@ -460,6 +465,16 @@ _SOURCE_INTRO = re.compile(
 )
 
 
+def _is_citing_title(text: str, citing: str) -> bool:
+    """The citing title, or its opening half or more (five words or more: a model that copies
+    the title stops at the prompt's line break, "Demystifying Graph Databases: Analysis and
+    Taxonomy of Data")."""
+    if same_title(text, citing):
+        return True
+    words, whole = normalize(text).split(), normalize(citing).split()
+    return len(words) >= 5 and 2 * len(words) >= len(whole) and whole[: len(words)] == words
+
+
 def _named_as_source(text: str, citing: str) -> bool:
     """The citing title appears introduced as where the sentence comes from."""
     words = tuple(normalize(citing).split())
@@ -535,7 +550,7 @@ def _judge_title(
         if same_title(candidate, gold) and not repeated:
             return Judgement("correct", "the gold title", candidate)
     quoted = [q[2] for line in text.splitlines() for q in quoted_spans(line)]
-    if any(same_title(c, citing) for c in [*candidates, *quoted]):
+    if any(_is_citing_title(c, citing) for c in [*candidates, *quoted]):
         return Judgement("unanswered", f"echoes the citing title: {_short(citing)}", "")
     title = candidates[0]
     if is_non_answer(title):
