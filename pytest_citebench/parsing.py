@@ -43,7 +43,7 @@ _LEADING_LABEL = re.compile(
     r"\s*(?:is|are)?\s*(?:\*\*|__)?\s*[:\-–—]\s*(?:\*\*|__)?\s*",
     re.IGNORECASE,
 )
-_LIST_MARKER = re.compile(r"^\s*(?:[*•+](?=\s)|-|\d+\s*[.)](?!\d)|\(\d+\)|[a-z][.)](?=\s))\s*")
+_LIST_MARKER = re.compile(r"^\s*(?:\*(?=\s)|[•+]|-|\d+\s*[.)](?!\d)|\(\d+\)|[a-z][.)](?=\s))\s*")
 _MARKDOWN_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|>\s*)+")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(.+?)\1")
 # "pass ... on second thought: X": the last revision marker starts the final answer.
@@ -768,8 +768,7 @@ def _name_line(line: str, lower: bool = False) -> str:
     cut = _cut_prose(line, lower)
     if cut != line and len(cut.split()) == 1 and len(line.split()) > 3:
         return ""  # "Demonstration of the performance of ...": one word, then prose
-    line = _DEGREE.sub("", cut)
-    return _strip_wrappers(line).strip(" ,;")
+    return _strip_wrappers(cut).strip(" ,;")
 
 
 def _name_block(text: str) -> list[str]:

@@ -107,6 +107,14 @@ def check(task: Any, raw: str, outcome: str, **fields: str) -> ItemScore:
         (INTRO + "- Dr. <NAME>\n- John Schulman\n- <NAME>", "partial"),
         (INTRO + "- Dr. <NAME>\n- Dr. Elena Martinez", "hallucinated"),
         (INTRO + "- Dr. <NAME> (2018)\n- Dr. <NAME> (2019)", "unanswered"),
+        (INTRO + "- John Doe\n- Jane Doe", "unanswered"),
+        (INTRO + "- Dr. John Schulman, M.D., Ph.D.\n- Prof. Sergey Levine, M.Sc.", "partial"),
+        (INTRO + "- John Doe\n- John Schulman", "partial"),
+        # an intro line without the title, then the list
+        (
+            "The authors of this paper are as follows:\n\n1. John Schulman\n2. Sergey Levine",
+            "partial",
+        ),
         (
             'The authors of the research paper "Trust Region Policy Optimization" were '
             "<author_name> and <last name>.",
@@ -277,8 +285,8 @@ def test_a_quoted_pass_is_a_pass(raw: str) -> None:
     check(INDIRECT, raw, "abstained")
 
 
-LONG_CITING = "Policy Search for Robot Control with Deep\n  Reinforcement Learning"
-FULL = "Policy Search for Robot Control with Deep Reinforcement Learning"
+LONG_CITING = "Policy Search for Robot Control with\n  Deep Reinforcement Learning and Imitation"
+FULL = "Policy Search for Robot Control with Deep Reinforcement Learning and Imitation"
 
 
 @pytest.mark.parametrize(
@@ -292,12 +300,19 @@ FULL = "Policy Search for Robot Control with Deep Reinforcement Learning"
         f'I have taken a sentence from the research paper titled "{FULL}"',
         # the citing title copied up to the prompt's line break
         'The sentence is referencing a research paper titled "Policy Search for Robot Control '
-        'with Deep" that discusses the use of hardware.',
+        'with" that discusses the use of hardware.',
     ],
 )
 def test_the_citing_title_is_an_echo_however_introduced(raw: str) -> None:
     score = check(INDIRECT, raw, "unanswered", citing_title=LONG_CITING)
     assert "echo" in score.reason, score.reason
+
+
+def test_the_citing_title_in_another_spelling_is_an_echo() -> None:
+    raw = 'This sentence cites a paper titled "Optimizing Policy Search and Robot Control".'
+    citing = "Optimising Policy Search & Robot Control"
+    score = check(INDIRECT, raw, "unanswered", citing_title=citing)
+    assert "echoes the citing title" in score.reason, score.reason
 
 
 @pytest.mark.parametrize(
@@ -437,6 +452,11 @@ def test_the_same_title_in_other_spellings_is_correct(answer: str, gold: str) ->
         ("Attention Is All You Need", "Attention Is Not All You Need"),
         ("Colour Constancy in the Wild", "Colour Consistency in the Wild"),
         ("Learning to Rank", "Learning to Rant"),
+        # three words differing, each only in number: beyond the bound of two
+        (
+            "Learning Policies from Demonstrations with Robots",
+            "Learning Policy from Demonstration with Robot",
+        ),
     ],
 )
 def test_variants_never_match_a_different_title(answer: str, gold: str) -> None:
@@ -475,6 +495,8 @@ def test_an_unknown_doi_is_unverifiable_never_correct_by_itself() -> None:
 
 def test_a_bare_doi_is_not_a_numbered_list() -> None:
     from pytest_citebench.parsing import title_candidates
+
+    assert title_candidates("2.5D Visual Sound")[0] == "2.5D Visual Sound"  # "2." is no marker
 
     got = title_candidates("Trust Region Policy Optimization\n10.48550/arXiv.1502.05477")
     assert got and got[0] == "Trust Region Policy Optimization"
