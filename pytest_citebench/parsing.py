@@ -82,7 +82,10 @@ _PROSE_VERB = re.compile(
     r"likely|introduced|published|written|provides?|shows?|focuses|explores?|am|know|think|not|"
     r"cannot|can't|don't|unable|determine|identify|find|sure|need|please|studied|proposed|followed|"
     r"talks|discuss(?:es|ed)?|suggests?|suggested|mentioned|referring|used|gives?|given|"
-    r"contains?|consists?|uses|implemented)\b"
+    r"contains?|consists?|uses|implemented|supports|examines|highlights|represents|explains|"
+    r"involves|emphasizes|indicates|demonstrates|illustrates|reiterates|addresses|investigates|"
+    r"analyzes|compares|combines|relates|states|notes|claims|says|implies|argues|outlines|"
+    r"summarizes|introduces|aims|requires|allows|enables|helps|means|makes|leads)\b"
 )
 _YEAR = r"(?:19|20)\d{2}[a-z]?"
 _PAREN_TAIL = re.compile(
@@ -285,6 +288,11 @@ def _title_case(text: str) -> bool:
     return len(long_words) >= 2 and len(capitalized) >= 0.7 * len(long_words)
 
 
+def reads_as_title_case(text: str) -> bool:
+    """Most words of four letters or more capitalised (``_title_case``)."""
+    return _title_case(text)
+
+
 def looks_like_prose(text: str) -> bool:
     """A sentence about something rather than a title: starts like prose and has a verb in
     lower case, or is far longer than titles are."""
@@ -341,7 +349,7 @@ def not_a_title(text: str, raw: str = "") -> str | None:
         return "a sentence, not a title"
     if _CAPTION.match(text):
         return "a caption or section heading, not a title"
-    titles_quoted = any(_title_quotes(line) for line in raw.splitlines())
+    titles_quoted = any(title_quotes(line) for line in raw.splitlines())
     if raw and _CONTINUES.match(raw.lstrip("\n")) and not titles_quoted:
         return "continues the prompt's sentence, names no paper"
     head, colon, rest = text.partition(":")
@@ -470,7 +478,7 @@ _RESTATEMENT = re.compile(
 # A quoted span is not a title when it is "the sentence" quoted back, a phrase or a search
 # query ('The sentence "X" is ...', 'described as "X"', 'search for "X"').
 _NOT_A_TITLE_QUOTE = re.compile(
-    r"(?:\bsentence|\bphrase|\bterm|\bwords?|\bexpression|\bquery|\bkeywords?|\bsearch(?:ing)?"
+    r"\bsentence\s*,?\s*$|(?:\bphrase|\bterm|\bwords?|\bexpression|\bquery|\bkeywords?|\bsearch(?:ing)?"
     r"(?:\s+\w+){0,2}\s+(?:for|on)|\blook(?:ing)?\s+(?:up|for)|\bgoogle|\bas|\blike|\buse\s+of|"
     r"\brephrased\s+as|\brevised\s+sentence|\bsuch\s+as|\btry|\bstands\s+for|\bknown\s+as|"
     r"\bas\s+(?:an?|the)|\bor(?:\s+simply)?)\s*[:,]?\s*$",
@@ -508,10 +516,31 @@ def strip_restatement(text: str) -> str:
     return "\n".join(_RESTATEMENT.sub("", line, count=1) for line in text.splitlines())
 
 
-def _title_quotes(line: str) -> list[tuple[int, int, str]]:
-    """The quoted spans of a line that may be titles (not "the sentence", a phrase or a
-    search query quoted back)."""
-    return [s for s in quoted_spans(line) if not _NOT_A_TITLE_QUOTE.search(line[: s[0]])]
+# In a sentence, a quoted span is a title when the words before it introduce one: "titled",
+# "the paper", "is", "cites", a colon, a reference's full stop or comma ('Smith. "Title."').
+_QUOTE_CUE = re.compile(
+    r"(?:\b(?:titled|entitled|named|paper|article|work|study|publication|title|reference|"
+    r"citation|is|was|be|it's|it’s|cites?|citing(?:\s+to)?|references?|referencing|refers\s+to|"
+    r"reference\s+to|guess|say|think|believe|answer|by|in)"
+    r"(?:\s+(?:most\s+)?(?:likely|probably|possibly|perhaps|maybe))?|[:.,(\-–—])\s*$",
+    re.IGNORECASE,
+)
+
+
+def title_quotes(line: str) -> list[tuple[int, int, str]]:
+    """The quoted spans of a line that may be titles: at the line's start or introduced as a
+    title (``_QUOTE_CUE``), and not "the sentence", a phrase or a search query quoted back
+    ('a game engine called "GTA V"', 'the question of "What is the answer?"')."""
+    out = []
+    for span in quoted_spans(line):
+        before = line[: span[0]]
+        if _NOT_A_TITLE_QUOTE.search(before):
+            continue
+        cjk = line[span[0]] in _CJK_OPEN  # 《》「」 are title marks wherever they stand
+        if before.strip(" *_") and not cjk and not _QUOTE_CUE.search(before):
+            continue
+        out.append(span)
+    return out
 
 
 def _prose_line(line: str, body: str) -> bool:
@@ -583,7 +612,7 @@ def title_candidates(raw: str) -> list[str]:
         led = _AUTHOR_LED.match(labelled)
         if led and not _PRONOUN.search(labelled[: led.start("title")]):
             add(_trim_tail(led.group("title")))
-        spans = [s for s in _title_quotes(labelled) if len(s[2].split()) >= 1]
+        spans = [s for s in title_quotes(labelled) if len(s[2].split()) >= 1]
         for span in spans:
             if len(span[2].split()) >= 2 or span[0] == 0:
                 add(_title_from_quote(labelled, span))

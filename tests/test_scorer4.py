@@ -330,7 +330,14 @@ def test_the_citing_title_in_another_spelling_is_an_echo() -> None:
             "unanswered",
         ),
         ("Policy Search for Robot Control", "correct"),
-        ('The paper being cited is "Policy Search for Robot Control".', "correct"),
+        ('"Policy Search for Robot Control"', "correct"),
+        # named in a sentence, the self-citation cannot be told from the echo
+        ('The paper being cited is "Policy Search for Robot Control".', "unanswered"),
+        (
+            'This sentence is referencing a paper titled "Policy Search for Robot Control" and '
+            "cites the work of Jan Peters.",
+            "unanswered",
+        ),
         (
             "The title of the possible research paper that this sentence is citing to is "
             '"Policy Search for Robot Control".',
@@ -507,3 +514,65 @@ def test_a_bare_doi_is_not_a_numbered_list() -> None:
 def test_direct_answers_with_an_identifier_keep_their_authors() -> None:
     check(DIRECT, f"{ALL} (arXiv:1502.05477)", "correct")
     check(DIRECT, f"{ALL}. DOI: 10.48550/arXiv.1502.05477", "correct")
+
+
+# --------------------------------------------------------------------------- round A (lead)
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        # the citing title echoed, then a second title named as the cited one
+        (
+            'The sentence is referencing a paper titled "Policy Search for Robot Control" and '
+            'cites the research paper titled "Passing Gradients Through Robots".',
+            "hallucinated",
+        ),
+        (
+            'The sentence "Policy Search for Robot Control" is a reference to a paper titled '
+            '"Trust Region Policy Optimization", published in 2015.',
+            "correct",
+        ),
+        # ... and the second is "Pass"
+        (
+            'The sentence is citing a paper titled "Policy Search for Robot Control" and the '
+            'title of the possible research paper is "Pass".',
+            "abstained",
+        ),
+        ('The sentence "Pass" is a common abbreviation of the Latin phrase "passus".', "abstained"),
+        # "pass" quoted as a word is no pass
+        ('In programming, "pass" is a common keyword that does nothing.', "unanswered"),
+        # a copy of the citing title cut or garbled with the sentence's words
+        ('The research paper is titled "Policy Search for Robot" and it is cited.', "unanswered"),
+        (
+            'The research paper is titled "Policy Search for Robot Trust-region" and the '
+            "sentence is cited as it is.",
+            "unanswered",
+        ),
+        # a new title built on the citing title's words is a title
+        (
+            "Here's a possible title for the research paper that incorporates this sentence:"
+            '\n\n"Policy Search for Robot Control: A Case Study on Warehouse Grasping"',
+            "hallucinated",
+        ),
+        # quoted names of things that are not papers
+        ('The sentence is referencing a game engine called "Grand Theft Auto".', "unanswered"),
+        (
+            'The sentence "Some answers" has been asked to the question of "What is the answer?"',
+            "unanswered",
+        ),
+        # "The paper is "X"", "cites "X"", "titled "X"" still read X
+        ('I think it\'s "Constrained Policy Optimization".', "hallucinated"),
+        ('The sentence cites "Constrained Policy Optimization".', "hallucinated"),
+        (
+            'The cited paper is probably "Constrained Policy Optimization", which fits.',
+            "hallucinated",
+        ),
+        (
+            "This sentence supports trust-region methods, specifically constrained updates.",
+            "unanswered",
+        ),
+    ],
+)
+def test_round_a_classes(raw: str, outcome: str) -> None:
+    check(INDIRECT, raw, outcome)

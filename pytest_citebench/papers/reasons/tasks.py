@@ -41,8 +41,10 @@ from pytest_citebench.parsing import (
     not_a_title,
     quoted_spans,
     reads_as_sentence,
+    reads_as_title_case,
     strip_restatement,
     title_candidates,
+    title_quotes,
 )
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
@@ -455,35 +457,33 @@ def corpus_titles(suite: str) -> frozenset[str]:
         return frozenset()  # the corpus is checked when the suite loads; here it only helps
 
 
-# Words that introduce the citing title as the sentence's own source, not as the answer: 'the
-# sentence "X"', "taken from the paper X", "from the research paper titled X", "in the paper X".
-_SOURCE_INTRO = re.compile(
-    r"(?:\bsentence|\btaken\s+from|\bfrom\s+(?:the|a|this)\s+(?:research\s+)?(?:paper|article|work)"
-    r"(?:\s+(?:titled|entitled|called))?|\bin\s+(?:the|a|this)\s+(?:research\s+)?(?:paper|article)"
-    r"(?:\s+(?:titled|entitled|called))?)[\s:,\"“'‘«*_]*$",
-    re.IGNORECASE,
+_CONTENT = re.compile(r"[^\W\d_]{3,}")
+_FUNCTION_TEXT = (
+    "the and for with from into onto over under via using towards toward are was were its"
 )
+_FUNCTION = frozenset(_FUNCTION_TEXT.split())
 
 
-def _is_citing_title(text: str, citing: str) -> bool:
-    """The citing title, or its opening half or more (five words or more: a model that copies
-    the title stops at the prompt's line break, "Demystifying Graph Databases: Analysis and
-    Taxonomy of Data")."""
+def _content_words(text: str) -> list[str]:
+    return [w for w in _CONTENT.findall(normalize(text)) if w not in _FUNCTION]
+
+
+def _is_citing_title(text: str, citing: str, sentence: str = "") -> bool:
+    """The citing title copied back, whole or not: the same title; or a span of three content
+    words or more, at least half of them from the citing title and four fifths from the citing
+    title and the sentence (a model that copies the title stops at the prompt's line break,
+    "Prediction and Power in Molecular Sensors: Uncertainty and Dissipation", or garbles it
+    with the sentence's words, "Opti- mizes for Accelerating Iterative Machine Learning"). A
+    new title built on a few of its words ("... : A Case Study on Data Refresher ...") is not."""
     if same_title(text, citing):
         return True
-    words, whole = normalize(text).split(), normalize(citing).split()
-    return len(words) >= 5 and 2 * len(words) >= len(whole) and whole[: len(words)] == words
-
-
-def _named_as_source(text: str, citing: str) -> bool:
-    """The citing title appears introduced as where the sentence comes from."""
-    words = tuple(normalize(citing).split())
-    if not words:
+    words = _content_words(text)
+    if len(words) < 3:
         return False
-    for found in _title_pattern(words).finditer(text):
-        if _SOURCE_INTRO.search(text[max(0, found.start() - 80) : found.start()]):
-            return True
-    return False
+    citing_words = set(_content_words(citing))
+    known = citing_words | set(_content_words(sentence))
+    in_citing = sum(w in citing_words for w in words)
+    return 2 * in_citing >= len(words) and 5 * sum(w in known for w in words) >= 4 * len(words)
 
 
 _ARXIV_ID = re.compile(
@@ -534,32 +534,88 @@ def _judge_indirect(
     return _with_ids(_judge_title(item, text, raw, sources, instructions), item, text)
 
 
+_PASS_CUE = re.compile(r"(?:sentence|title|titled|answer|paper|is|be|:)\s*$", re.IGNORECASE)
+
+
+def _quoted_sentence(text: str) -> bool:
+    """A quoted span that is a sentence, not a title: fifteen words or more ending in a full
+    stop, not in Title Case ('the essence of the sentence: "The potential for ... precision."')."""
+    words = text.split()
+    return len(words) >= 15 and text.rstrip().endswith(".") and not reads_as_title_case(text)
+
+
+def _quoted_pass(text: str) -> bool:
+    """A quoted "pass" given as the answer ('The sentence "Pass" is ...', 'titled "Pass"') and
+    no title beside it; "pass" quoted as a word ('"pass" is a common abbreviation') is not."""
+    passes = [
+        q
+        for q in quoted_spans(text)
+        if normalize(q[2]) == "pass" and (q[0] == 0 or _PASS_CUE.search(text[: q[0]]))
+    ]
+    others = [q for q in title_quotes(text) if normalize(q[2]) != "pass"]
+    return bool(passes) and not others
+
+
 def _judge_title(
     item: Sample, text: str, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
     candidates = title_candidates(raw)
-    if not candidates:
-        return Judgement("unanswered", "no title-like span", "")
-    gold, citing = item["cited_title"], item["citing_title"]
-    # A self-citation's gold is the citing title: named as the sentence's own source, or
-    # inside an echo of the instructions, it is the prompt repeated, not an answer.
-    repeated = same_title(gold, citing) and (
-        _runs_of(text, instructions) or _named_as_source(text, citing)
-    )
+    gold, citing, sentence = item["cited_title"], item["citing_title"], item["sentence"]
+    flat = " ".join(text.split())  # a quoted title may run over a line break
+    quoted = [q[2] for q in quoted_spans(flat)]
+
+    def echo(span: str) -> bool:
+        return _is_citing_title(span, citing, sentence)
+
+    if not same_title(gold, citing):
+        for candidate in candidates:
+            if same_title(candidate, gold):
+                return Judgement("correct", "the gold title", candidate)
+
+    if any(echo(c) for c in [*candidates, *quoted]):
+        # The citing title copied back is no answer, however introduced; a second title the
+        # reply names as the cited one ('... titled "<citing>" and cites the paper "X"') is.
+        others = [
+            q[2]
+            for q in title_quotes(flat)
+            if not echo(q[2]) and (len(q[2].split()) >= 2 or normalize(q[2]) == "pass")
+        ]
+        if others and normalize(others[0]) == "pass":
+            return Judgement("abstained", "echoes the citing title, then says 'pass'", "pass")
+        if not others:
+            # A self-citation (gold = citing title) is credited only when the reply is that
+            # title alone: named in a sentence it cannot be told from the echo.
+            alone = [c for c in candidates if normalize(c) == normalize(" ".join(text.split()))]
+            if same_title(gold, citing) and any(same_title(c, gold) for c in alone):
+                return Judgement("correct", "the gold title (a self-citation, named alone)", gold)
+            return Judgement("unanswered", f"echoes the citing title: {_short(citing)}", "")
+        candidates = others
+    elif _quoted_pass(flat):
+        return Judgement("abstained", "gives a quoted 'pass' as the answer", "pass")
+    else:
+        if not candidates:
+            return Judgement("unanswered", "no title-like span", "")
+        # A quoted title of its own ('Here's a possible title ...: "X"') is read even when the
+        # reply around it repeats the prompt.
+        own = [
+            q[2]
+            for q in title_quotes(flat)
+            if len(q[2].split()) >= 2 and not _quoted_sentence(q[2])
+        ]
+        # ... but not when the reply writes the prompt's own instructions around it.
+        if (not own or _runs_of(text, instructions)) and _echoes(text, sources, instructions):
+            return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
+        if own and normalize(candidates[0]) not in {normalize(q) for q in quoted}:
+            candidates = [*own, *candidates]  # the quoted title, not a ramble before it
     for candidate in candidates:
-        if same_title(candidate, gold) and not repeated:
+        if same_title(candidate, gold):
             return Judgement("correct", "the gold title", candidate)
-    quoted = [q[2] for line in text.splitlines() for q in quoted_spans(line)]
-    if any(_is_citing_title(c, citing) for c in [*candidates, *quoted]):
-        return Judgement("unanswered", f"echoes the citing title: {_short(citing)}", "")
     title = candidates[0]
     if is_non_answer(title):
         return Judgement("unanswered", f"no title, only: {_short(title)}", "")
-    if _echoes(text, sources, instructions):
-        return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
     if is_placeholder(title):
         return Judgement("unanswered", f"template placeholder: {_short(title)}", "")
-    if _echoes(title, sources, instructions):
+    if _echoes(title, [sentence], instructions):
         return Judgement("unanswered", f"echoes the prompt: {_short(title)}", "")
     if normalize(title) in corpus_titles(item.suite):
         # A paper of the suite's own corpus is a real paper, whatever its title looks like
