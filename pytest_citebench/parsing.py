@@ -311,9 +311,9 @@ def looks_like_prose(text: str) -> bool:
 
 
 _CAPTION = re.compile(
-    r"(?i)^(?:figure|fig\.|table|section|algorithm|eq\.|equation)\s*\d|^\d+(?:\.\d+)+\s"
+    r"(?i)^(?:figure|fig\.|table|section|algorithm|eq\.|equation)\s*\d|^\d+(?:\.\d+)+\.?\s"
 )
-_CONTINUES = re.compile(r"^\s*[.,;)\]]+[ \t]*[A-Za-z]")
+_CONTINUES = re.compile(r"^\s*[.,;)\]]+\s*[A-Za-z]")
 _FUNCTION_WORDS_TEXT = (
     "a an and or but nor so to of in on at by for from with as than that which who whose the "
     "this these those its it is are was were be use using used"
@@ -335,6 +335,8 @@ def not_a_title(text: str, raw: str = "") -> str | None:
     that continues the prompt's last sentence.
     """
     words = text.split()
+    if not re.search(r"[^\W\d_]{3,}", text):
+        return "no word of three letters, names no paper"  # "A: A"
     if len(words) < 2 and not _NAME_WORD.fullmatch(text.strip()):
         # "DVS", "LTM+", "sis"; a coined name in mixed case ("HyperNetworks") may be a title.
         return "a single word names no paper"
@@ -478,7 +480,7 @@ _RESTATEMENT = re.compile(
 # A quoted span is not a title when it is "the sentence" quoted back, a phrase or a search
 # query ('The sentence "X" is ...', 'described as "X"', 'search for "X"').
 _NOT_A_TITLE_QUOTE = re.compile(
-    r"\bsentence\s*,?\s*$|(?:\bphrase|\bterm|\bwords?|\bexpression|\bquery|\bkeywords?|\bsearch(?:ing)?"
+    r"\bsentence\s*,?\s*$|\bsentence\s+(?:is|reads|says)\s*:?\s*$|(?:\bphrase|\bterm|\bwords?|\bexpression|\bquery|\bkeywords?|\bsearch(?:ing)?"
     r"(?:\s+\w+){0,2}\s+(?:for|on)|\blook(?:ing)?\s+(?:up|for)|\bgoogle|\bas|\blike|\buse\s+of|"
     r"\brephrased\s+as|\brevised\s+sentence|\bsuch\s+as|\btry|\bstands\s+for|\bknown\s+as|"
     r"\bas\s+(?:an?|the)|\bor(?:\s+simply)?)\s*[:,]?\s*$",

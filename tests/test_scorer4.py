@@ -103,6 +103,7 @@ def check(task: Any, raw: str, outcome: str, **fields: str) -> ItemScore:
             "hallucinated",
         ),
         ("John Schulman is a research scientist at OpenAI.", "partial"),
+        (INTRO + "A. Elena Duboza, B.J.C.B.E.D., and A.A.A.R.S.", "hallucinated"),
         # placeholders: mixed with names keep the names; alone they name nobody
         (INTRO + "- Dr. <NAME>\n- John Schulman\n- <NAME>", "partial"),
         (INTRO + "- Dr. <NAME>\n- Dr. Elena Martinez", "hallucinated"),
@@ -572,6 +573,14 @@ def test_direct_answers_with_an_identifier_keep_their_authors() -> None:
             "This sentence supports trust-region methods, specifically constrained updates.",
             "unanswered",
         ),
+        # the sentence quoted back as "the sentence", a heading, a continuation, letters
+        ('The sentence is "constrain each policy update."', "unanswered"),
+        (
+            "2.1. Designing Efficient Policy Updates\nDeep learning is a powerful tool.",
+            "unanswered",
+        ),
+        (".\nRecent methods in policy search use a trust region to bound updates", "unanswered"),
+        ("A: A", "unanswered"),
     ],
 )
 def test_round_a_classes(raw: str, outcome: str) -> None:

@@ -505,6 +505,9 @@ def _parse_authors(text: str) -> AuthorList:
             ):
                 found = _from_parts(f"{segment}, {nxt}", _tokens(segment), _tokens(nxt))
                 i += 2
+                if found is None:  # "Elena Duboza, B.J.C.B.E.D.": a name, then a run of letters
+                    found = person(segment)
+                    i -= 1
             else:
                 found = person(segment)
                 i += 1
