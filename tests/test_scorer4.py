@@ -486,6 +486,13 @@ def test_a_doi_tail_never_stays_in_the_compared_title() -> None:
         assert "arXiv" in score.reason or "1502.05477" in score.reason, score.reason
 
 
+def test_an_identifier_echoed_from_the_sentence_is_no_claim() -> None:
+    sentence = "Trust-region methods constrain each update (arXiv:1707.06347)."
+    raw = "Trust-region methods constrain each update (arXiv:1707.06347)."
+    score = check(INDIRECT, raw, "unanswered", sentence=sentence)
+    assert "another paper" not in score.reason
+
+
 def test_a_wrong_arxiv_identifier_is_a_wrong_citation() -> None:
     score = check(
         INDIRECT, "Trust Region Policy Optimization, DOI: 10.48550/arXiv.1707.06347", "hallucinated"
@@ -513,8 +520,11 @@ def test_a_bare_doi_is_not_a_numbered_list() -> None:
 
 
 def test_direct_answers_with_an_identifier_keep_their_authors() -> None:
-    check(DIRECT, f"{ALL} (arXiv:1502.05477)", "correct")
+    score = check(DIRECT, f"{ALL} (arXiv:1502.05477)", "correct")
+    assert "matches the cited paper" in score.reason
     check(DIRECT, f"{ALL}. DOI: 10.48550/arXiv.1502.05477", "correct")
+    score = check(DIRECT, f"{ALL}. arXiv:1707.06347", "hallucinated")
+    assert "1707.06347" in score.reason
 
 
 # --------------------------------------------------------------------------- round A (lead)

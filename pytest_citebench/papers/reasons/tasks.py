@@ -248,7 +248,8 @@ class _Reasons(Task):
             return Judgement("abstained", "the model wrote 'pass'", "pass")
         sources, instructions = self._prompt_texts(item, stage.name)
         if self.kind == "direct":
-            return _judge_direct(item, stage.raw, sources, instructions)
+            direct = _judge_direct(item, stage.raw, sources, instructions)
+            return _with_ids(direct, item, final_text(stage.raw))
         return _judge_indirect(item, stage.raw, sources, instructions)
 
     def hint(self, item: Sample, corpus: str | None, **extra: str) -> Hint:
@@ -501,12 +502,16 @@ def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
     arxiv = str(item.fields.get("cited_arxiv_id") or "").split("v")[0]
     doi = str(item.fields.get("cited_doi") or "").lower()
     notes: list[str] = []
-    ids = {m.group(1) for m in _ARXIV_ID.finditer(text)}
+    prompt = " ".join(str(item.fields.get(f) or "") for f in ("sentence", "cited_abstract"))
+    # An id the prompt itself holds (a reference string in the sentence) is an echo, not a claim.
+    ids = {m.group(1) for m in _ARXIV_ID.finditer(text)} - {
+        m.group(1) for m in _ARXIV_ID.finditer(prompt)
+    }
     for found in sorted(ids):
         if arxiv and found != arxiv:
             return "wrong", f"arXiv {found} is not the cited paper's ({arxiv})"
         notes.append(f"arXiv {found} " + ("matches the cited paper" if arxiv else "unverifiable"))
-    for found in extract_dois(text):
+    for found in set(extract_dois(text)) - set(extract_dois(prompt)):
         if found.startswith("10.48550/arxiv."):
             continue  # an arXiv DOI: checked above as its arXiv id
         if doi and found == doi:
