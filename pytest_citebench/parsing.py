@@ -472,8 +472,8 @@ def _strip_lead_in(line: str) -> str:
 # Scorer 4: "The title of the possible research paper that this sentence is citing to is X":
 # the question restated, then the answer. The restatement is dropped and X is read.
 _RESTATEMENT = re.compile(
-    r"^.{0,80}?\btitle\s+of\s+the\s+(?:possible\s+)?(?:research\s+)?paper\s+(?:that\s+)?"
-    r"(?:this|the)\s+sentence\s+is\s+(?:citing|referencing|referring)(?:\s+to)?"
+    r"^.{0,80}?\b(?:title\s+of\s+the\s+|another\s+)?(?:possible\s+)?(?:research\s+)?paper\s+"
+    r"(?:that\s+)?(?:this|the)\s+sentence\s+is\s+(?:citing|cited|referencing|referring)(?:\s+to)?"
     r"(?:\s+(?:is|would\s+be|might\s+be|could\s+be|was))?\s*[:\-–—]?\s*",
     re.IGNORECASE,
 )
@@ -616,7 +616,8 @@ def title_candidates(raw: str) -> list[str]:
             add(_trim_tail(led.group("title")))
         spans = [s for s in title_quotes(labelled) if len(s[2].split()) >= 1]
         for span in spans:
-            if len(span[2].split()) >= 2 or span[0] == 0:
+            titled = re.search(r"\b(?:titled|entitled)\s*$", labelled[: span[0]], re.IGNORECASE)
+            if len(span[2].split()) >= 2 or span[0] == 0 or titled:
                 add(_title_from_quote(labelled, span))
         # "### Possible cited paper **Title**": an emphasised span of a longer line.
         for emphasised in re.finditer(r"(\*\*|__)(.+?)\1", raw_line):
@@ -689,7 +690,8 @@ _LEAD_STARTS_TEXT = (
 _LEAD_STARTS = frozenset(_LEAD_STARTS_TEXT.split())
 _LEAD_WORD = re.compile(
     r"\b(?i:are|were|is|was|by|include[sd]?|including|sont|son|sind|sono|s[ãa]o|par|por|"
-    r"est|es|ist)\b\s*[:\-–—]?\s*(?=(?:(?i:dr|prof|mr|mrs|ms)\.?\s+)?[A-Z<\[])|:\s*(?=\S)"
+    r"est|es|ist|(?:author|writer|screenwriter|researcher|scientist|professor)s?,?)\b\s*,?"
+    r"\s*[:\-–—]?\s*(?=(?:(?i:dr|prof|mr|mrs|ms)\.?\s+)?[A-Z<\[])|:\s*(?=\S)"
 )
 # Lower-case words a list of names may contain: separators in five languages, particles of
 # surnames, "et al." and its kin.

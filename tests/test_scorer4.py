@@ -555,10 +555,11 @@ def test_direct_answers_with_an_identifier_keep_their_authors() -> None:
         ('In programming, "pass" is a common keyword that does nothing.', "unanswered"),
         # a copy of the citing title cut or garbled with the sentence's words
         ('The research paper is titled "Policy Search for Robot" and it is cited.', "unanswered"),
+        # a new title mixing the citing title's words with a name is a title
         (
-            'The research paper is titled "Policy Search for Robot Trust-region" and the '
-            "sentence is cited as it is.",
-            "unanswered",
+            'The sentence is referencing a paper titled "Trust Region Search for Robot Control" '
+            "by Schulman.",
+            "hallucinated",
         ),
         # a new title built on the citing title's words is a title
         (
@@ -595,3 +596,52 @@ def test_direct_answers_with_an_identifier_keep_their_authors() -> None:
 )
 def test_round_a_classes(raw: str, outcome: str) -> None:
     check(INDIRECT, raw, outcome)
+
+
+def test_a_citing_title_garbled_with_the_sentences_pdf_text_is_an_echo() -> None:
+    sentence = "con-\nstrain each policy update [12]."
+    raw = 'The research paper is titled "Policy Search for Robot Control con-\nstrain" and so on.'
+    score = check(INDIRECT, raw, "unanswered", sentence=sentence)
+    assert "echoes the citing title" in score.reason, score.reason
+    raw = 'The research paper is titled "Policy Search for Robot Control Constrained Updates".'
+    check(INDIRECT, raw, "hallucinated", sentence=sentence)
+
+
+@pytest.mark.parametrize(
+    ("task", "raw", "outcome"),
+    [
+        # round B: a citing title mixed with the sentence's words, no PDF break: a new title
+        (
+            INDIRECT,
+            'The sentence is referencing a paper titled "Trust Region Policy Search for Robot '
+            'Control".',
+            "hallucinated",
+        ),
+        # the sentence's own words quoted back, not introduced as a paper
+        (
+            INDIRECT,
+            '"constrain each policy update" is a type of optimisation method.',
+            "unanswered",
+        ),
+        (
+            INDIRECT,
+            'The answer cites "constrain each policy update" as its source.',
+            "hallucinated",
+        ),
+        # a one-word title announced as the title
+        (
+            INDIRECT,
+            'This sentence is referencing a paper titled "TRPO", which is popular.',
+            "hallucinated",
+        ),
+        # direct: an author named inside prose
+        (
+            DIRECT,
+            "Trust Region Policy Optimization is a crime story by the American author and "
+            "screenwriter, Ann Vogel.",
+            "hallucinated",
+        ),
+    ],
+)
+def test_round_b_classes(task: Any, raw: str, outcome: str) -> None:
+    check(task, raw, outcome)

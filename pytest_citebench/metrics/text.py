@@ -123,7 +123,7 @@ _BRITISH = (
 )
 
 
-def _spelling_key(word: str) -> str:
+def spelling_key(word: str) -> str:
     """One word singular and in American spelling ("colours" -> "color", "analysing" ->
     "analyzing", "networks" -> "network", "policies" -> "policy")."""
     if len(word) < 5 or not word.isalpha():
@@ -165,4 +165,4 @@ def same_title(answer: str, gold: str) -> bool:
     differing = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
     if len(differing) > 2 or len(differing) == len(a):
         return False
-    return all(_spelling_key(x) == _spelling_key(y) for x, y in differing)
+    return all(spelling_key(x) == spelling_key(y) for x, y in differing)
