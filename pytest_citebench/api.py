@@ -43,7 +43,7 @@ OUTCOMES: tuple[Outcome, ...] = (
 #: Bumped whenever a scoring rule changes what an outcome or a metric would be for the same raw
 #: answer. Records carry it; a baseline scored under another version is not compared (rescore
 #: it: ``python -m pytest_citebench rescore RESULTS``). Records without it were scored by "1".
-SCORER_VERSION = "3"
+SCORER_VERSION = "4"
 #: The scorer version of a record that carries none (written before versions were stamped).
 LEGACY_SCORER_VERSION = "1"
 

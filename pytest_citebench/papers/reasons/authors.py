@@ -255,16 +255,97 @@ class Person:
         return self.text
 
 
+# Common given-name variants (nickname -> the formal names it stands for): "Jeff Dean" is
+# "Jeffrey Dean", and the suites' own golds spell some people both ways. A nickname of two
+# formal names (Chris, Sam, Alex) matches either; two formal names never match each other.
+_NICKNAMES = {
+    "jeffrey": "jeff jeffery",
+    "william": "bill will billy willy",
+    "robert": "bob rob bobby robbie",
+    "michael": "mike mick",
+    "thomas": "tom tommy",
+    "alexander": "alex alec sasha",
+    "alexandra": "alex sasha",
+    "daniel": "dan danny",
+    "david": "dave",
+    "james": "jim jimmy jamie",
+    "joseph": "joe joey",
+    "christopher": "chris",
+    "christian": "chris",
+    "christina": "chris",
+    "matthew": "matt",
+    "nicholas": "nick",
+    "nicolas": "nick",
+    "samuel": "sam",
+    "samantha": "sam",
+    "benjamin": "ben",
+    "steven": "steve",
+    "stephen": "steve",
+    "anthony": "tony",
+    "andrew": "andy drew",
+    "katherine": "kate kathy katie",
+    "catherine": "kate cathy",
+    "elizabeth": "liz beth lizzie eliza",
+    "richard": "rick rich dick",
+    "edward": "ed eddie ted",
+    "timothy": "tim",
+    "patrick": "pat",
+    "patricia": "pat trish",
+    "jonathan": "jon",
+    "john": "jack johnny",
+    "kenneth": "ken",
+    "gregory": "greg",
+    "peter": "pete",
+    "philip": "phil",
+    "phillip": "phil",
+    "raymond": "ray",
+    "ronald": "ron",
+    "donald": "don",
+    "douglas": "doug",
+    "gerald": "jerry gerry",
+    "jeremy": "jerry",
+    "lawrence": "larry",
+    "nathaniel": "nate nat",
+    "nathan": "nate",
+    "zachary": "zach zack",
+    "jennifer": "jen jenny",
+    "jessica": "jess",
+    "rebecca": "becky",
+    "margaret": "maggie meg peggy",
+    "susan": "sue",
+    "deborah": "deb debbie",
+    "victoria": "vicky",
+    "frederick": "fred",
+    "alfred": "fred",
+    "charles": "charlie chuck",
+    "vincent": "vince",
+}
+_FORMAL: dict[str, frozenset[str]] = {}
+for _formal, _nicks in _NICKNAMES.items():
+    for _name in (_formal, *_nicks.split()):
+        _FORMAL[_name] = _FORMAL.get(_name, frozenset()) | {_formal}
+
+
+def _given_forms(name: str) -> frozenset[str]:
+    """The formal names a given name may stand for ("bill" -> william), itself included."""
+    return _FORMAL.get(name, frozenset()) | {name}
+
+
+def _same_given(x: str, y: str) -> bool:
+    """Equal, one the initial of the other, or variants of one formal name (the table above;
+    an initial matches a nickname's formal name: "W." = "Bill")."""
+    if x == y:
+        return True
+    if len(x) == 1 or len(y) == 1:
+        initial, full = (x, y) if len(x) == 1 else (y, x)
+        return any(f.startswith(initial) for f in _given_forms(full))
+    return bool(_FORMAL.get(x, frozenset({x})) & _FORMAL.get(y, frozenset({y})))
+
+
 def _compatible_given(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     if not a or not b:
         return True
-    for x, y in zip(a, b, strict=False):
-        if x == y:
-            continue
-        if (len(x) == 1 and y.startswith(x)) or (len(y) == 1 and x.startswith(y)):
-            continue
-        return False
-    return True
+    return all(_same_given(x, y) for x, y in zip(a, b, strict=False))
 
 
 def same_person(a: Person, b: Person) -> bool:
@@ -387,7 +468,15 @@ def _parse_authors(text: str) -> AuthorList:
     text = re.sub(r"\s[\"'“‘][^\"'”’,]{1,20}[\"'”’]\s", " ", text)  # Chiyu "Max" Jiang
     et_al = _ET_AL.search(text) is not None
     text = _ET_AL.sub(",", text)
-    chunks = [c for c in re.split(r";|&|\band\b|\n|\s+und\s+", text) if c.strip(" ,.")]
+    # "and" in five languages; "y" and "e" only where names are capitalised ("john e smith").
+    separators = r";|&|\band\b|\n|\s+(?:und|et)\s+" + ("" if _LOWER_OK.get() else r"|\s+[ye]\s+")
+    chunks = [c for c in re.split(separators, text) if c.strip(" ,.")]
+    # "Williams, Nangia, and Bowman": one-word surnames, not "Surname, Given" pairs; a pair is
+    # read only where every chunk is one (BibTeX) or a list's names have more words (MLA).
+    split = [[s for s in c.split(",") if s.strip(" .")] for c in chunks]
+    surnames_only = all(len(_tokens(s)) == 1 for c in split for s in c) and any(
+        len(c) != 2 for c in split
+    )
     persons: list[Person] = []
     junk: list[str] = []
     for chunk in chunks:
@@ -395,6 +484,7 @@ def _parse_authors(text: str) -> AuthorList:
         # BibTeX / "Surname, Given" when a chunk is exactly one such pair and "and" split it.
         if (
             len(chunks) > 1
+            and not surnames_only
             and len(segments) == 2
             and len(_tokens(segments[0])) == 1
             and not _is_initials_segment(segments[0])
@@ -415,6 +505,9 @@ def _parse_authors(text: str) -> AuthorList:
             ):
                 found = _from_parts(f"{segment}, {nxt}", _tokens(segment), _tokens(nxt))
                 i += 2
+                if found is None:  # "Elena Duboza, B.J.C.B.E.D.": a name, then a run of letters
+                    found = person(segment)
+                    i -= 1
             else:
                 found = person(segment)
                 i += 1
@@ -447,28 +540,40 @@ def match(answer: Sequence[Person], gold: Sequence[Person]) -> dict[int, int]:
 
 @dataclass(frozen=True)
 class AuthorVerdict:
-    """How an answer's authors compare with the gold: the counts and names a reason quotes."""
+    """How an answer's authors compare with the gold: the counts and names a reason quotes.
+
+    ``invented`` names each invented person once; ``repeats`` says how often each was named
+    (a model that lists "Dr. Elena Martinez" eight times invented one person)."""
 
     matched: int
     gold: int
     invented: tuple[str, ...]
     missing: tuple[str, ...]
+    repeats: tuple[int, ...] = ()
 
 
 def compare_authors(answer: Sequence[Person], gold: Sequence[Person]) -> AuthorVerdict:
     """Who of the answer is in the gold (one-to-one), who is invented, who is missing.
 
     An unmatched answer name that is the same person as a matched one is a repetition, not an
-    invention.
+    invention; an invented person named again counts once.
     """
     pairs = match(answer, gold)
-    invented = []
+    invented: list[Person] = []
+    repeats: list[int] = []
     for i, a in enumerate(answer):
         if i in pairs:
             continue
         if any(same_person(a, answer[k]) for k in pairs):
             continue
-        invented.append(a.text)
+        seen = next((k for k, p in enumerate(invented) if same_person(a, p)), None)
+        if seen is None:
+            invented.append(a)
+            repeats.append(1)
+        else:
+            repeats[seen] += 1
     used = set(pairs.values())
     missing = tuple(g.text for j, g in enumerate(gold) if j not in used)
-    return AuthorVerdict(len(used), len(gold), tuple(invented), missing)
+    return AuthorVerdict(
+        len(used), len(gold), tuple(p.text for p in invented), missing, tuple(repeats)
+    )

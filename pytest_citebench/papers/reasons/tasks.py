@@ -27,7 +27,7 @@ from pytest_citebench.api import (
 )
 from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
-from pytest_citebench.metrics.text import normalize
+from pytest_citebench.metrics.text import normalize, same_title, spelling_key
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
 from pytest_citebench.parsing import (
     clean_authors,
@@ -40,7 +40,11 @@ from pytest_citebench.parsing import (
     looks_like_prose,
     not_a_title,
     quoted_spans,
+    reads_as_sentence,
+    reads_as_title_case,
+    strip_restatement,
     title_candidates,
+    title_quotes,
 )
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
@@ -147,6 +151,11 @@ def _echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> b
             return True
     if any(t in normalize(i) and words >= 3 for i in instructions):
         return True
+    # The sentence run together ("Thiswasfollowedbytheemergenceof..."): the same letters.
+    joined = "".join(t.split())
+    run_together = max(len(w) for w in t.split()) >= 25
+    if run_together and any(joined in "".join(normalize(s).split()) for s in sources):
+        return True
     # Looser echoes of a base model: a run of eight instruction words, or a long reply made
     # (80%+) of the prompt's own words (the sentence repeated, looped or slightly altered).
     tokens = t.split()
@@ -218,7 +227,7 @@ class _Reasons(Task):
     def is_correct(self, item: Sample, answer: str) -> bool:
         if self.kind == "direct":
             return same_authors(answer, item["cited_authors"])
-        return normalize(answer) == normalize(item["cited_title"])
+        return same_title(answer, item["cited_title"])
 
     def _prompt_texts(self, item: Sample, stage_name: str) -> tuple[list[str], list[str]]:
         """(sources, instructions) of the prompt this stage answered: what an echo repeats."""
@@ -239,7 +248,8 @@ class _Reasons(Task):
             return Judgement("abstained", "the model wrote 'pass'", "pass")
         sources, instructions = self._prompt_texts(item, stage.name)
         if self.kind == "direct":
-            return _judge_direct(item, stage.raw, sources, instructions)
+            direct = _judge_direct(item, stage.raw, sources, instructions)
+            return _with_ids(direct, item, final_text(stage.raw))
         return _judge_indirect(item, stage.raw, sources, instructions)
 
     def hint(self, item: Sample, corpus: str | None, **extra: str) -> Hint:
@@ -375,41 +385,37 @@ def _find_title(title_words: tuple[str, ...], text: str) -> re.Match[str] | None
 def _judge_direct(
     item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
-    text = clean_authors(raw)
-    if not has_letters(text):
+    # The names around the cited title: before it (a reference string), or after it ("<title>
+    # by A, B", 'The research paper "<title>" was authored by Dr. A, a ...', '... are:\n- A').
+    text = clean_authors(raw, item["cited_title"])
+    title_words = tuple(normalize(item["cited_title"]).split())
+    names = re.sub(r"(?:^|,\s*)<>(?=,|$)", "", text).strip(" ,")
+    if not has_letters(names):
+        if "<>" in text or is_placeholder(final_text(raw)):
+            return Judgement("unanswered", f"template placeholder: {_short(final_text(raw))}", "")
+        if title_words and _find_title(title_words, final_text(raw)):
+            return Judgement("unanswered", "repeats the cited title, names no author", "")
         return Judgement("unanswered", "nothing name-like left after cleaning", "")
-    if is_placeholder(text):
-        return Judgement("unanswered", f"template placeholder: {_short(text)}", "")
-    title_words = normalize(item["cited_title"]).split()
-    if title_words:
-        # The cited title inside the answer: names before it (a reference string), or after
-        # "by" / ":" ("<title> by A, B"); the title itself names nobody.
-        found = _find_title(tuple(title_words), text)
-        if found:
-            before, after = text[: found.start()], text[found.end() :]
-            after = (
-                re.split(r"\bby\b|:", after, maxsplit=1)[-1]
-                if re.search(r"\bby\b|:", after)
-                else ""
-            )
-            if parse_authors(before).persons:
-                text = before
-            elif has_letters(after) and parse_authors(after).persons:
-                text = after
-            else:
-                return Judgement("unanswered", "repeats the cited title, names no author", "")
-    if _echoes(text, sources, instructions):
-        return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
+    if _echoes(names, sources, instructions):
+        return Judgement("unanswered", f"echoes the prompt: {_short(names)}", "")
     parsed = parse_authors(text)
     if not parsed.persons:
-        return Judgement("unanswered", f"no name-like span: {_short(text)}", "")
+        if "<>" in text:
+            return Judgement("unanswered", f"template placeholder: {_short(final_text(raw))}", "")
+        return Judgement("unanswered", f"no name-like span: {_short(names)}", "")
     gold = parse_authors(item["cited_authors"]).persons
     verdict = compare_authors(parsed.persons, gold)
     answer = ", ".join(p.text for p in parsed.persons) + (", et al." if parsed.et_al else "")
     if verdict.invented:
-        names = ", ".join(verdict.invented[:4]) + (", …" if len(verdict.invented) > 4 else "")
+        shown = [
+            name + (f" (repeated {n} times)" if n > 1 else "")
+            for name, n in zip(verdict.invented, verdict.repeats or (1,) * 99, strict=False)
+        ]
+        names_shown = ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "")
         return Judgement(
-            "hallucinated", f"{len(verdict.invented)} author(s) not in the gold: {names}", answer
+            "hallucinated",
+            f"{len(verdict.invented)} author(s) not in the gold: {names_shown}",
+            answer,
         )
     if verdict.matched == verdict.gold:
         return Judgement("correct", f"the same {verdict.gold} author(s) as the gold", answer)
@@ -452,27 +458,200 @@ def corpus_titles(suite: str) -> frozenset[str]:
         return frozenset()  # the corpus is checked when the suite loads; here it only helps
 
 
+_CONTENT = re.compile(r"[^\W\d_]{3,}")
+_FUNCTION_TEXT = (
+    "the and for with from into onto over under via using towards toward are was were its"
+)
+_FUNCTION = frozenset(_FUNCTION_TEXT.split())
+
+
+def _content_words(text: str) -> list[str]:
+    """Words of three letters or more, not function words, singular and in American spelling."""
+    return [spelling_key(w) for w in _CONTENT.findall(normalize(text)) if w not in _FUNCTION]
+
+
+def _is_citing_title(text: str, citing: str, sentence: str = "") -> bool:
+    """The citing title copied back, whole or not: the same title; or a span of three content
+    words or more, at least half of them from the citing title and four fifths from the citing
+    title and the sentence (a model that copies the title stops at the prompt's line break,
+    "Prediction and Power in Molecular Sensors: Uncertainty and Dissipation", or garbles it
+    with the sentence's words, "Opti- mizes for Accelerating Iterative Machine Learning"). A
+    new title built on a few of its words ("... : A Case Study on Data Refresher ...") is not."""
+    if same_title(text, citing):
+        return True
+    words = _content_words(text)
+    if len(words) < 3:
+        return False
+    citing_words = set(_content_words(citing))
+    known = citing_words | set(_content_words(sentence))
+    in_citing = sum(w in citing_words for w in words)
+    not_citing = len(words) - in_citing
+    new = sum(w not in known for w in words)
+    if 2 * in_citing < len(words):
+        return False
+    # At most one word in five the citing title lacks, or two (a third at most) from the sentence.
+    if not_citing <= 1 and 5 * not_citing <= len(words):
+        return True
+    # Garbled with the sentence's PDF text ("Opti- mizes for Accelerating ..."): a line-break
+    # hyphen, every word from the prompt, at most two (a third) outside the citing title.
+    garbled = re.search(r"[^\W\d_]-\s+[^\W\d_]", text) is not None
+    return garbled and new == 0 and not_citing <= 2 and 3 * not_citing <= len(words)
+
+
+_ARXIV_ID = re.compile(
+    r"(?i)(?:arxiv\s*[:.]?\s*|arxiv\.org/abs/|10\.48550/arxiv\.)(\d{4}\.\d{4,5})"
+)
+
+
+def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
+    """What the DOIs and arXiv ids given with an answer say, checked offline against the
+    item's own record (its arXiv id, its DOI): ("wrong", why) when one names another paper,
+    (None, note) otherwise; a DOI the item's record cannot confirm is "unverifiable", never
+    correct by itself."""
+    from pytest_citebench.doi.extract import extract_dois
+
+    arxiv = str(item.fields.get("cited_arxiv_id") or "").split("v")[0]
+    doi = str(item.fields.get("cited_doi") or "").lower()
+    notes: list[str] = []
+    prompt = " ".join(str(item.fields.get(f) or "") for f in ("sentence", "cited_abstract"))
+    # An id the prompt itself holds (a reference string in the sentence) is an echo, not a claim.
+    ids = {m.group(1) for m in _ARXIV_ID.finditer(text)} - {
+        m.group(1) for m in _ARXIV_ID.finditer(prompt)
+    }
+    for found in sorted(ids):
+        if arxiv and found != arxiv:
+            return "wrong", f"arXiv {found} is not the cited paper's ({arxiv})"
+        notes.append(f"arXiv {found} " + ("matches the cited paper" if arxiv else "unverifiable"))
+    for found in set(extract_dois(text)) - set(extract_dois(prompt)):
+        if found.startswith("10.48550/arxiv."):
+            continue  # an arXiv DOI: checked above as its arXiv id
+        if doi and found == doi:
+            notes.append(f"DOI {found} matches the cited paper")
+        else:
+            notes.append(f"DOI {found} unverifiable offline (no record of it)")
+    return None, "; ".join(notes)
+
+
+def _with_ids(judgement: Judgement, item: Sample, text: str) -> Judgement:
+    """The judgement with the answer's identifiers checked: a wrong arXiv id makes the answer
+    a wrong citation; the others are noted in the reason."""
+    verdict, note = _identifiers(text, item)
+    if verdict == "wrong" and judgement.outcome in ("correct", "unanswered"):
+        return Judgement("hallucinated", f"cites another paper: {note}", judgement.answer)
+    if verdict == "wrong" or note:
+        return Judgement(judgement.outcome, f"{judgement.reason}; {note}", judgement.answer)
+    return judgement
+
+
 def _judge_indirect(
     item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
+    text = strip_restatement(final_text(raw))
+    return _with_ids(_judge_title(item, text, raw, sources, instructions), item, text)
+
+
+_PASS_CUE = re.compile(r"(?:sentence|title|titled|answer|paper|is|be|:)\s*$", re.IGNORECASE)
+
+
+_PAPER_CUE = re.compile(
+    r"\b(?:titled|entitled|paper|article|work|study|publication|cites?|citing(?:\s+to)?|"
+    r"referencing|reference\s+to|refers\s+to|is)\s*[,:]?\s*[\"“'‘«]?$",
+    re.IGNORECASE,
+)
+
+
+def _sentence_quoted(title: str, text: str, sentence: str) -> bool:
+    """A quoted span made of the sentence's own words, not introduced as a paper ('"Expressive
+    policy representation without prior" is a type of ...', 'concise: "Perspective effects"'):
+    the sentence quoted back. Introduced as a paper ('cites "X"', 'a paper titled "X"'), a
+    title the sentence mentions stays a wrong attribution."""
+    words = _content_words(title)
+    sentence_words = set(_content_words(sentence))
+    if len(words) < 2 or sum(w not in sentence_words for w in words) * 10 > len(words):
+        return False
+    at = text.find(title)
+    return at >= 0 and not _PAPER_CUE.search(text[:at])
+
+
+def _quoted_sentence(text: str) -> bool:
+    """A quoted span that is a sentence, not a title: fifteen words or more ending in a full
+    stop, not in Title Case ('the essence of the sentence: "The potential for ... precision."')."""
+    words = text.split()
+    return len(words) >= 15 and text.rstrip().endswith(".") and not reads_as_title_case(text)
+
+
+def _quoted_pass(text: str) -> bool:
+    """A quoted "pass" given as the answer ('The sentence "Pass" is ...', 'titled "Pass"') and
+    no title beside it; "pass" quoted as a word ('"pass" is a common abbreviation') is not."""
+    passes = [
+        q
+        for q in quoted_spans(text)
+        if normalize(q[2]) == "pass" and (q[0] == 0 or _PASS_CUE.search(text[: q[0]]))
+    ]
+    others = [q for q in title_quotes(text) if normalize(q[2]) != "pass"]
+    return bool(passes) and not others
+
+
+def _judge_title(
+    item: Sample, text: str, raw: str, sources: Sequence[str], instructions: Sequence[str]
+) -> Judgement:
     candidates = title_candidates(raw)
-    if not candidates:
-        return Judgement("unanswered", "no title-like span", "")
-    gold = normalize(item["cited_title"])
-    # A self-citation's gold is the citing title: found inside an echo of the instructions it is
-    # the prompt repeated, not an answer.
-    repeated = gold in {normalize(s) for s in sources} and _runs_of(final_text(raw), instructions)
+    gold, citing, sentence = item["cited_title"], item["citing_title"], item["sentence"]
+    flat = " ".join(text.split())  # a quoted title may run over a line break
+    quoted = [q[2] for q in quoted_spans(flat)]
+
+    def echo(span: str) -> bool:
+        return _is_citing_title(span, citing, sentence)
+
+    if not same_title(gold, citing):
+        for candidate in candidates:
+            if same_title(candidate, gold):
+                return Judgement("correct", "the gold title", candidate)
+
+    if any(echo(c) for c in [*candidates, *quoted]):
+        # The citing title copied back is no answer, however introduced; a second title the
+        # reply names as the cited one ('... titled "<citing>" and cites the paper "X"') is.
+        others = [
+            q[2]
+            for q in title_quotes(flat)
+            if not echo(q[2]) and (len(q[2].split()) >= 2 or normalize(q[2]) == "pass")
+        ]
+        if others and normalize(others[0]) == "pass":
+            return Judgement("abstained", "echoes the citing title, then says 'pass'", "pass")
+        if not others:
+            # A self-citation (gold = citing title) is credited only when the reply is that
+            # title alone: named in a sentence it cannot be told from the echo.
+            alone = [c for c in candidates if normalize(c) == normalize(" ".join(text.split()))]
+            if same_title(gold, citing) and any(same_title(c, gold) for c in alone):
+                return Judgement("correct", "the gold title (a self-citation, named alone)", gold)
+            return Judgement("unanswered", f"echoes the citing title: {_short(citing)}", "")
+        candidates = others
+    elif _quoted_pass(flat):
+        return Judgement("abstained", "gives a quoted 'pass' as the answer", "pass")
+    else:
+        if not candidates:
+            return Judgement("unanswered", "no title-like span", "")
+        # A quoted title of its own ('Here's a possible title ...: "X"') is read even when the
+        # reply around it repeats the prompt.
+        own = [
+            q[2]
+            for q in title_quotes(flat)
+            if len(q[2].split()) >= 2 and not _quoted_sentence(q[2])
+        ]
+        # ... but not when the reply writes the prompt's own instructions around it.
+        if (not own or _runs_of(text, instructions)) and _echoes(text, sources, instructions):
+            return Judgement("unanswered", f"echoes the prompt: {_short(text)}", "")
+        if own and normalize(candidates[0]) not in {normalize(q) for q in quoted}:
+            candidates = [*own, *candidates]  # the quoted title, not a ramble before it
     for candidate in candidates:
-        if normalize(candidate) == gold and not repeated:
+        if same_title(candidate, gold):
             return Judgement("correct", "the gold title", candidate)
     title = candidates[0]
     if is_non_answer(title):
         return Judgement("unanswered", f"no title, only: {_short(title)}", "")
-    if _echoes(final_text(raw), sources, instructions):
-        return Judgement("unanswered", f"echoes the prompt: {_short(final_text(raw))}", "")
     if is_placeholder(title):
         return Judgement("unanswered", f"template placeholder: {_short(title)}", "")
-    if _echoes(title, sources, instructions):
+    if _echoes(title, [sentence], instructions):
         return Judgement("unanswered", f"echoes the prompt: {_short(title)}", "")
     if normalize(title) in corpus_titles(item.suite):
         # A paper of the suite's own corpus is a real paper, whatever its title looks like
@@ -482,10 +661,12 @@ def _judge_indirect(
             f"names a title that is not the gold (a corpus paper): {_short(title)}",
             title,
         )
-    if looks_like_prose(title) or not has_letters(normalize(title)):
+    if looks_like_prose(title) or reads_as_sentence(title) or not has_letters(normalize(title)):
         return Judgement("unanswered", f"a sentence, not a title: {_short(title)}", "")
-    quoted = any(normalize(q[2]) == normalize(title) for q in quoted_spans(final_text(raw)))
-    why = None if quoted else not_a_title(title, final_text(raw))
+    quoted_title = any(normalize(q) == normalize(title) for q in quoted)
+    if quoted_title and _sentence_quoted(title, flat, sentence):
+        return Judgement("unanswered", f"quotes the sentence back: {_short(title)}", "")
+    why = None if quoted_title else not_a_title(title, text)
     if why:
         return Judgement("unanswered", f"{why}: {_short(title)}", "")
     return Judgement("hallucinated", f"names a title that is not the gold: {_short(title)}", title)
