@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ CORPUS = ROOT / "fixtures" / "answers"
 SUITES = ROOT / "suites"
 AGREEMENT = 0.98
 TASKS = ("direct", "indirect", "mixed", "guard")
+# Answers recorded from real local models (fixtures/answers/README.md), each held to AGREEMENT.
+REAL_SOURCES = ("gemma-3-270m", "smollm2-135m-instruct")
 FIELDS = {
     "id",
     "source",
@@ -84,12 +87,20 @@ def test_corpus_agreement(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CITEBENCH_GUARD_TAU", raising=False)
     records = load_corpus()
     disagreements = []
+    # Per source and task: (agreed, total), and the confusion of label -> scorer on real answers.
+    tally: dict[tuple[str, str], list[int]] = {}
+    confusion: Counter[tuple[str, str, str]] = Counter()
     for where, record in records:
         try:
             score = score_record(record)
             got, why = score.outcome, score.reason
         except Exception as exc:  # an error is an outcome too: the label may say so
             got, why = "error", f"{type(exc).__name__}: {exc}"
+        counts = tally.setdefault((record["source"], record["task"]), [0, 0])
+        counts[0] += got == record["expected_outcome"]
+        counts[1] += 1
+        if record["source"] in REAL_SOURCES:
+            confusion[(record["source"], record["expected_outcome"], got)] += 1
         if got != record["expected_outcome"]:
             excerpt = " ".join(str(record["raw_answer"]).split())[:160]
             disagreements.append(
@@ -100,6 +111,16 @@ def test_corpus_agreement(monkeypatch: pytest.MonkeyPatch) -> None:
     agreement = 1 - len(disagreements) / len(records)
     report = "\n".join(disagreements)
     print(f"answer corpus: {len(records)} records, agreement {agreement:.2%}\n{report}")
+    for (source, task), (agreed, total) in sorted(tally.items()):
+        print(f"  {source} {task}: {agreed}/{total}")
+    for (source, label, got), n in sorted(confusion.items()):
+        print(f"  confusion {source}: label {label} -> scorer {got}: {n}")
+    # Each real model on its own: a corpus dominated by one model must not hide the other.
+    for source in REAL_SOURCES:
+        agreed = sum(a for (s, _), (a, _t) in tally.items() if s == source)
+        total = sum(t for (s, _), (_a, t) in tally.items() if s == source)
+        assert total, f"no answers of the real model {source} in the corpus"
+        assert agreed / total >= AGREEMENT, f"{source}: agreement {agreed}/{total}\n{report}"
     assert agreement >= AGREEMENT, (
         f"agreement {agreement:.2%} < {AGREEMENT:.0%} on {len(records)} records:\n{report}"
     )
