@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from test_interrupt import N, finish, plugin_args, read_items, start, write_suite
 
 from pytest_citebench.__main__ import main as cli
+from pytest_citebench.api import SCORER_VERSION
 from pytest_citebench.testing.stubserver import StubServer
 
 USAGE = pytest.ExitCode.USAGE_ERROR
@@ -320,7 +321,7 @@ def test_resume_runs_records_of_another_version_again_and_says_so(
             record["scorer_version"] = "2"
         write_lines(pytester.path / "old.jsonl", old)
         stale = {r["nodeid"] for r in old[:2]}
-        why = "scorer 2 -> 3: 2"
+        why = f"scorer 2 -> {SCORER_VERSION}: 2"
     result = pytester.runpytest(
         "--citebench",
         "--citebench-resume",
@@ -337,7 +338,7 @@ def test_resume_runs_records_of_another_version_again_and_says_so(
     for record in new:
         if record["nodeid"] in stale:
             assert record["suite_version"] == (2 if change == "suite" else 1)
-            assert record["scorer_version"] == "3"
+            assert record["scorer_version"] == SCORER_VERSION
     if not layout:  # under xdist the workers deselect, and the controller does not say
         deselected = len(old) - len(stale)
         assert (f"{deselected} deselected" in out) == bool(deselected)
