@@ -1,5 +1,5 @@
-"""The committed cassettes of the real local model replay in CI with no network and no key, item
-for item as recorded (a reduced version of the README's CI regression command)."""
+"""The committed cassettes of each real local model replay in CI with no network and no key, item
+for item as recorded (a reduced version of the README's CI regression commands)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,33 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_citebench.localmodel import BASELINE, PROFILE, REGRESSION_SUITES, regression_command
+import pytest
+
+from pytest_citebench.localmodel import MODELS, REGRESSION_SUITES, regression_command
 from pytest_citebench.recording import safe_segment
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_the_committed_cassettes_cover_the_regression_set() -> None:
-    root = REPO / "cassettes" / safe_segment(PROFILE)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_committed_cassettes_cover_the_regression_set(name: str) -> None:
+    model = MODELS[name]
+    root = REPO / "cassettes" / safe_segment(model.profile)
     files = list(root.rglob("*.yaml"))
-    assert len(files) >= 1000
+    assert len(files) >= 597 * len(model.tasks)
     assert all(not p.name.endswith(".error.txt") for p in files)
     for suite in REGRESSION_SUITES:
-        assert (root / Path(*suite.split("/")[1:])).is_dir(), suite
+        for task in model.tasks:
+            assert (root / Path(*suite.split("/")[1:]) / "v1" / task).is_dir(), (suite, task)
 
 
-def test_a_committed_suite_replays_with_no_key_and_matches_its_baseline(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_committed_suite_replays_with_no_key_and_matches_its_baseline(
+    name: str, tmp_path: Path
+) -> None:
+    model = MODELS[name]
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
-    args = [a for a in regression_command() if a not in REGRESSION_SUITES[1:]]
+    args = [a for a in regression_command(name) if a not in REGRESSION_SUITES[1:]]
     results = tmp_path / "replay.jsonl"
     proc = subprocess.run(
         [
@@ -35,7 +44,7 @@ def test_a_committed_suite_replays_with_no_key_and_matches_its_baseline(tmp_path
             "pytest",
             *args,
             "--citebench-baseline",
-            str(BASELINE),
+            str(model.baseline),
             "--citebench-results",
             str(results),
             "-p",
@@ -51,8 +60,9 @@ def test_a_committed_suite_replays_with_no_key_and_matches_its_baseline(tmp_path
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     replayed = [json.loads(x) for x in results.read_text().splitlines()]
     items = {(r["task"], r["item_id"]): r for r in replayed if r["type"] == "item"}
-    assert len(items) == 54 and not [r for r in items.values() if r["outcome"] == "error"]
-    baseline = [json.loads(x) for x in (REPO / BASELINE).read_text().splitlines()]
+    assert len(items) == 27 * len(model.tasks)
+    assert not [r for r in items.values() if r["outcome"] == "error"]
+    baseline = [json.loads(x) for x in (REPO / model.baseline).read_text().splitlines()]
     recorded = {
         (r["task"], r["item_id"]): r["raw_answer"]
         for r in baseline
