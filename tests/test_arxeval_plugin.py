@@ -15,6 +15,7 @@ from urllib.parse import unquote
 # pytester's in-process runs drop the modules first imported during a run, and torch cannot be
 # imported twice in one process: load the model stack (and keep the loaded encoder) up front.
 import pytest
+from conftest import stub_args
 import requests  # noqa: F401
 import sentence_transformers  # noqa: F401
 
@@ -169,16 +170,7 @@ def stub_answers(suites: dict[str, list[dict[str, Any]]]) -> Callable[[dict], st
 
 
 def run_stub(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "-p",
-        "no:cacheprovider",
-        *args,
-    )
+    return pytester.runpytest(*stub_args(url, *args))
 
 
 EXPECTED = {"passed": 2, "hallucinated": 2, "abstained": 2}
