@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import default_signals
+from conftest import default_signals, stub_args
 
 from pytest_citebench.api import OUTCOMES
 from pytest_citebench.models.litellm_backend import litellm
@@ -85,20 +85,7 @@ def server() -> Iterator[StubServer]:
 
 
 def plugin_args(url: str, results: str, *extra: str) -> list[str]:
-    return [
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "--citebench-record",
-        "all",
-        "--citebench-results",
-        results,
-        "-p",
-        "no:cacheprovider",
-        *extra,
-    ]
+    return stub_args(url, "--citebench-record", "all", "--citebench-results", results, *extra)
 
 
 def start(cwd: Path, args: list[str]) -> subprocess.Popen[str]:
@@ -269,3 +256,30 @@ def test_killed_xdist_worker_loses_only_its_in_flight_item(pytester: pytest.Pyte
     assert before <= set(after)  # nothing that had finished was lost
     assert len(after) >= N - 1, out  # only the item the killed worker was running
     assert aggregates(results)
+
+
+@pytest.mark.parametrize("interrupted", [False, True], ids=["finished", "interrupted"])
+def test_sigterm_is_held_only_after_a_finished_run_and_put_back_at_the_end(
+    pytester: pytest.Pytester, tiny: Path, interrupted: bool
+) -> None:
+    """A run that ended normally holds SIGTERM while its summary is written; an interrupted one
+    unwinds with SIGTERM still stopping it (a second SIGTERM must not be swallowed). Either way
+    the process's own handler is back afterwards: here, the test runner's."""
+    pytester.makeconftest(
+        "import signal\n"
+        f"INTERRUPTED = {interrupted}\n"
+        "def pytest_runtest_call(item):\n"
+        "    if INTERRUPTED:\n"
+        "        raise KeyboardInterrupt\n"
+        "def pytest_sessionfinish(session):\n"
+        "    handler = signal.getsignal(signal.SIGTERM)\n"
+        "    with open('handler.txt', 'w') as f:\n"
+        "        f.write(getattr(handler, '__name__', str(handler)))\n"
+    )
+    before = signal.getsignal(signal.SIGTERM)
+    result = pytester.runpytest_inprocess("--citebench", "-p", "no:cacheprovider", no_reraise_ctrlc=True)
+    out = result.stdout.str()
+    assert signal.getsignal(signal.SIGTERM) is before, out
+    expected = pytest.ExitCode.INTERRUPTED if interrupted else pytest.ExitCode.OK
+    assert result.ret == expected, out
+    assert (pytester.path / "handler.txt").read_text() == ("_interrupt" if interrupted else "_held")
