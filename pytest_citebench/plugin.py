@@ -373,6 +373,9 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     cb = _session(session.config) if _active(session.config) else None
     if cb is None or session.config.option.collectonly:
         return (yield)  # --collect-only must never call a model
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        return (yield)  # collection errors: pytest runs no test, and the results file stays
+    cb.start_results()
     _drop_per_test_log_capture(session)
     cb.tune_gc()
     cb.prefetch(session)

@@ -399,5 +399,70 @@ def test_the_appender_locks_its_file_and_keeps_or_empties_it(tmp_path: Path) -> 
     appender.write({"b": 2})
     appender.close()
     assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
-    jsonl.Appender(path).close()  # not kept: emptied
+    jsonl.Appender(path).close()  # not kept, but never started: left as it was
+    assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
+    appender = jsonl.Appender(path)
+    appender.start()  # not kept: emptied once the run starts
+    appender.close()
     assert path.read_text() == ""
+    appender = jsonl.Appender(path)
+    path.write_text('{"a": 1}\n')
+    appender.write({"b": 2})  # the first write starts it too
+    appender.close()
+    assert path.read_text() == '{"b": 2}\n'
+
+
+def test_a_torn_last_line_longer_than_a_read_chunk_is_dropped_whole(tmp_path: Path) -> None:
+    """The torn tail is found by reading back from the end, in chunks: a record longer than a
+    chunk must still be cut at its start, and a whole one kept."""
+    from pytest_citebench import jsonl
+
+    path = tmp_path / "r.jsonl"
+    long = json.dumps({"answer": "x" * (3 * jsonl._TAIL_CHUNK)})
+    path.write_text('{"a": 1}\n' + long[:-5])
+    appender = jsonl.Appender(path, keep=True)
+    appender.write({"b": 2})
+    appender.close()
+    assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
+    path.write_text(long)  # one whole record, no newline, no line before it
+    appender = jsonl.Appender(path, keep=True)
+    appender.write({"b": 2})
+    appender.close()
+    assert path.read_text() == long + '\n{"b": 2}\n'
+
+
+def test_a_run_that_stops_before_its_items_leaves_the_results_file_as_it_was(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """Opened and locked at configure, the results file is emptied only when the items start: a
+    collection error (or a usage error raised after configure) must not wipe the last results."""
+    old = '{"type": "aggregate", "from": "the last run"}\n'
+    results = pytester.path / "r.jsonl"
+    results.write_text(old)
+    pytester.makepyfile(test_broken="import nowhere_to_be_found\n")
+    result = pytester.runpytest(
+        "--citebench", "--citebench-results", "r.jsonl", "suites", "test_broken.py"
+    )
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, out
+    assert "1 error during collection" in out, out
+    assert results.read_text() == old
+    result = pytester.runpytest("--citebench", "--citebench-results", "r.jsonl", "-k", "nothing")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert results.read_text() == ""  # a run that started, though it ran nothing, is its own
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+def test_resuming_into_its_own_results_file_keeps_its_mode(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """The rewrite at the end goes through a temp file (mkstemp: 0600); the file keeps its mode."""
+    assert pytester.runpytest("--citebench", "--citebench-results", "r.jsonl").ret == 0
+    results = pytester.path / "r.jsonl"
+    results.chmod(0o644)
+    again = pytester.runpytest(
+        "--citebench", "--citebench-results", "r.jsonl", "--citebench-resume", "r.jsonl"
+    )
+    assert again.ret == pytest.ExitCode.NO_TESTS_COLLECTED, again.stdout.str()  # all resumed
+    assert len([r for r in lines(results) if r["type"] == "item"]) == 8  # rewritten whole
+    assert results.stat().st_mode & 0o777 == 0o644
