@@ -15,9 +15,9 @@ from urllib.parse import unquote
 # pytester's in-process runs drop the modules first imported during a run, and torch cannot be
 # imported twice in one process: load the model stack (and keep the loaded encoder) up front.
 import pytest
-from conftest import stub_args
 import requests  # noqa: F401
 import sentence_transformers  # noqa: F401
+from conftest import stub_args
 
 import pytest_citebench.metrics.similarity  # noqa: F401
 from pytest_citebench.api import Hint

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import stub_args
 import yaml
+from conftest import stub_args
 
 from pytest_citebench.models import RetryPolicy
 from pytest_citebench.models.litellm_backend import litellm, retryable
