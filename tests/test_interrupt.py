@@ -295,7 +295,9 @@ def test_sigterm_is_held_only_after_a_finished_run_and_put_back_at_the_end(
         "        f.write(getattr(handler, '__name__', str(handler)))\n"
     )
     before = signal.getsignal(signal.SIGTERM)
-    result = pytester.runpytest_inprocess("--citebench", "-p", "no:cacheprovider", no_reraise_ctrlc=True)
+    result = pytester.runpytest_inprocess(
+        "--citebench", "-p", "no:cacheprovider", no_reraise_ctrlc=True
+    )
     out = result.stdout.str()
     assert signal.getsignal(signal.SIGTERM) is before, out
     expected = pytest.ExitCode.INTERRUPTED if interrupted else pytest.ExitCode.OK
