@@ -14,6 +14,7 @@ import contextlib
 import gzip
 import json
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -151,6 +152,8 @@ def write(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             count = _write_all(handle, records, sort_keys)
+        with contextlib.suppress(OSError):  # mkstemp makes it 0600: a rewrite keeps the old mode
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -205,15 +208,27 @@ def is_locked(path: Path | str) -> bool:
     return False
 
 
+_TAIL_CHUNK = 64 * 1024
+
+
 def _drop_torn_tail(handle: IO[str], path: Path) -> None:
     """A file a killed writer left ending mid-line gets that line removed (it is not JSON and
-    never counted), so the next line appended does not glue onto it."""
-    data = path.read_bytes()
-    if not data or data.endswith(b"\n"):
+    never counted), so the next line appended does not glue onto it. Reads only the last line:
+    the file may hold a long run's records."""
+    with path.open("rb") as raw:
+        end = raw.seek(0, os.SEEK_END)
+        start, tail = end, b""
+        while start > 0 and b"\n" not in tail:
+            step = min(_TAIL_CHUNK, start)
+            start -= step
+            raw.seek(start)
+            tail = raw.read(step) + tail
+    if not tail or tail.endswith(b"\n"):
         return
-    cut = data.rfind(b"\n") + 1
+    last = tail.rfind(b"\n") + 1
+    cut = start + last
     try:
-        json.loads(data[cut:])
+        json.loads(tail[last:])
     except ValueError:
         handle.truncate(cut)
     else:
@@ -227,7 +242,8 @@ class Appender:
 
     The file is locked for as long as it is open, so a second process writing the same file
     fails at once (``FileBusy``) instead of interleaving its lines with ours. ``keep``: append to
-    what the file holds (a run resuming into its own results file) instead of emptying it.
+    what the file holds (a run resuming into its own results file) instead of emptying it at
+    ``start`` or the first write.
     """
 
     def __init__(self, path: Path | str, *, keep: bool = False) -> None:
@@ -239,18 +255,30 @@ class Appender:
             _lock(handle)
             if keep:
                 _drop_torn_tail(handle, self.path)
-            elif self.path.is_file():
-                handle.truncate(0)
         except BaseException:
             handle.close()
             raise
+        # Emptied by ``start`` or the first write, not here: a run that stops before either
+        # (a usage error, a collection error) leaves the file as it found it.
+        self._empty = not keep and self.path.is_file()
         self._handle: IO[str] | None = handle
         self._writer: jsonlines.Writer | None = _writer(handle, flush=True)
+
+    def start(self) -> None:
+        """Empty the file now (unless ``keep``); idempotent, and implied by the first write."""
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        if self._empty and self._handle is not None:
+            self._handle.truncate(0)
+            self._empty = False
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Under the lock, so concurrent writers never interleave; after ``close`` it is a no-op."""
         with self._lock:
             if self._writer is not None:
+                self._start()
                 self._writer.write(record)
 
     def write_line(self, line: str) -> None:
@@ -259,6 +287,7 @@ class Appender:
             raise ValueError("a JSON line holds no newline")
         with self._lock:
             if self._handle is not None:
+                self._start()
                 self._handle.write(line + "\n")
                 self._handle.flush()
 

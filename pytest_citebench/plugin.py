@@ -16,6 +16,7 @@ _SHARD_DESELECTED = pytest.StashKey[int]()
 _RESUMED_KEY = "citebench_resumed"  # in an xdist worker's workeroutput: nodeids it resumed
 _RESUMED_COUNT = pytest.StashKey[int]()
 _LOG_SCRUBBER = pytest.StashKey[Any]()  # removes the log record scrubber at unconfigure
+_SIGTERM_BEFORE = pytest.StashKey[Any]()  # SIGTERM's handler before this run, put back after it
 _STALE_KEY = "citebench_stale"  # in workeroutput: resumed nodeids run again, and why
 _SHARD_EXPECTED_KEY = "citebench_shard_expected"  # in workeroutput: the item records it owes
 # Outcomes other than correct get their own summary category and letter; none of them fails the
@@ -228,7 +229,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_citebench.recording.scrub import install_log_scrubber
 
     config.stash[_LOG_SCRUBBER] = install_log_scrubber()
-    _stop_on_sigterm()
+    _stop_on_sigterm(config)
     for paper in registry.papers():  # each paper reads its own options (workers too)
         if paper.configure is not None:
             paper.configure(config)
@@ -243,16 +244,31 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def _stop_on_sigterm() -> None:
+def _stop_on_sigterm(config: pytest.Config) -> None:
     """SIGTERM (a CI timeout, ``kill``) ends the run the way Ctrl-C does: pytest unwinds, the
-    results file keeps every finished item, and ``--citebench-resume`` picks up from there."""
+    results file keeps every finished item, and ``--citebench-resume`` picks up from there.
+    The handler found is kept, and put back at unconfigure (``_restore_sigterm``): a run inside
+    another process (pytester's in-process runs) must not leave its own behind."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        config.stash[_SIGTERM_BEFORE] = signal.SIG_DFL
         signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _restore_sigterm(config: pytest.Config) -> None:
+    """SIGTERM's handler as it was before ``_stop_on_sigterm`` (``_interrupt``, or ``_held``)."""
+    import signal
+    import threading
+
+    before = config.stash.get(_SIGTERM_BEFORE, None)
+    if before is None or threading.current_thread() is not threading.main_thread():
+        return
+    signal.signal(signal.SIGTERM, before)
+    del config.stash[_SIGTERM_BEFORE]
 
 
 def _hold_sigterm(cb: Any) -> None:
@@ -357,6 +373,9 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     cb = _session(session.config) if _active(session.config) else None
     if cb is None or session.config.option.collectonly:
         return (yield)  # --collect-only must never call a model
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        return (yield)  # collection errors: pytest runs no test, and the results file stays
+    cb.start_results()
     _drop_per_test_log_capture(session)
     cb.tune_gc()
     cb.prefetch(session)
@@ -366,9 +385,10 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         # Stop the engine before anything else runs: leftover prefetched calls (after -x or
         # Ctrl-C) must not race the rest of the session.
         cb.close()
-        if not cb.is_worker:
-            _hold_sigterm(cb)
     if not cb.is_worker:
+        # Only once the items ended normally: an interrupted run unwinds with SIGTERM as it was,
+        # so a second one still stops it.
+        _hold_sigterm(cb)
         # Gates fail the run through testsfailed: by sessionfinish it is too late to change it.
         failed = cb.finish()
         # Baseline regressions fail it the same way; then the HTML / Markdown reports.
@@ -541,3 +561,4 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if remove is not None:
         remove()
         del config.stash[_LOG_SCRUBBER]
+    _restore_sigterm(config)

@@ -33,8 +33,7 @@ from pytest_citebench.api import (
 )
 from pytest_citebench.errors import CassetteMiss, CassetteNotSaved, CitebenchError
 from pytest_citebench.models import Model, track_usage, usage_summary
-from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_text
-from pytest_citebench.recording.scrub import scrub_decoded
+from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_decoded
 
 
 @dataclass(frozen=True)
@@ -112,9 +111,10 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         text = await job.model.answer_item(
             messages, hint=hint, task=job.task.name, item_id=job.item.id
         )
-        # A remote answer is scored as replay will see it: scrubbed like its cassette, so a model
-        # (or a proxy) that echoes a key puts it in neither the results nor the report.
-        return text if job.model.is_local else scrub_text(text)
+        # A remote answer is scored as replay will see it: scrubbed like its cassette (decoded too:
+        # a key echoed base64- or percent-encoded), so a model (or a proxy) that echoes a key puts
+        # it in neither the results nor the report.
+        return text if job.model.is_local else scrub_decoded(text)
 
     def result(outcome: Outcome, **kw: Any) -> ItemResult:
         return ItemResult(

@@ -84,7 +84,9 @@ class CitebenchSession:
         # A signal held while the summary is written (plugin._hold_sigterm): the run exits 2.
         self.held_signal: int | None = None
         self.error_count = 0
-        # nodeid -> finished record from --citebench-resume; errors are not finished.
+        # Every item record of --citebench-resume, and nodeid -> finished record (errors are
+        # not finished).
+        self._resume_items: list[dict[str, Any]] = []
         self.resumed: dict[str, dict[str, Any]] = self._load_resume()
         self.resumed_replayed = False
         # --citebench-shard: item records this shard owes (its cases plus the resumed ones).
@@ -117,21 +119,13 @@ class CitebenchSession:
         from pytest_citebench.results.files import FileUsageError, check_files
 
         try:
-            check_files(inputs, [])  # neither is a file another run is still writing
+            # Resuming into its own results file is allowed: it is kept whole (ResultsWriter keep).
+            check_files(inputs, outputs, allow={("--citebench-results", "--citebench-resume")})
         except FileUsageError as exc:
             raise pytest.UsageError(str(exc)) from None
-        for index, (flag, path) in enumerate(outputs):
+        for flag, path in outputs:
             if path is None:
                 continue
-            for other, source in inputs + outputs[:index]:
-                if source is None or not same_file(path, source):
-                    continue
-                if flag == "--citebench-results" and other == "--citebench-resume":
-                    continue  # resuming into its own file: kept whole (ResultsWriter keep)
-                raise pytest.UsageError(
-                    f"{flag} {path} is also {other}: the run would overwrite it; "
-                    f"pass another path for {flag}"
-                )
             if path.is_dir():
                 raise pytest.UsageError(f"{flag} {path} is a folder; pass a file path")
             try:
@@ -164,7 +158,8 @@ class CitebenchSession:
             )
 
     def _open_results(self) -> ResultsWriter | None:
-        """The results file, opened and locked at start (see ``ResultsWriter``)."""
+        """The results file, opened and locked at start (see ``ResultsWriter``), and emptied
+        only once the items run (``start_results``)."""
         path = self.options.results
         if path is None or self.config.option.collectonly:
             return None
@@ -172,8 +167,10 @@ class CitebenchSession:
         from pytest_citebench.results.files import ResultsWriter
 
         resume = self.options.resume
+        keep = resume is not None and same_file(path, resume)
         try:
-            return ResultsWriter(path, keep=resume is not None and same_file(path, resume))
+            # Resuming into its own file: the records read by _load_resume, not read again.
+            return ResultsWriter(path, keep=keep, kept=self._resume_items if keep else None)
         except FileBusy:
             raise pytest.UsageError(
                 f"--citebench-results {path}: another pytest --citebench run is writing this "
@@ -596,6 +593,20 @@ class CitebenchSession:
             self._recorder.deactivate()
             self._recorder = None
 
+    def start_results(self) -> None:
+        """The items are about to run: the results file, locked since configure but left as it
+        was (a run that failed before this point, a usage or collection error, must not empty
+        it), is emptied now, unless the run resumes into it."""
+        if self._writer is None:
+            return
+        from pytest_citebench.results.files import ResultsWriteError
+
+        try:
+            self._writer.start()
+        except ResultsWriteError as exc:
+            self._writer = None
+            self.stop_reason = f"citebench: {exc}"
+
     def close_results(self) -> None:
         """For a run that never reached ``finish``: what was written stays, for resume."""
         if self._writer is not None:
@@ -615,6 +626,7 @@ class CitebenchSession:
             items, _ = read_results(path)
         except ValueError as exc:
             raise pytest.UsageError(f"--citebench-resume: {exc}") from None
+        self._resume_items = items  # all of them, errors too: ResultsWriter keeps them
         return {r["nodeid"]: r for r in items if r.get("outcome") != "error" and r.get("nodeid")}
 
     def replay_resumed(self, nodeids: list[str]) -> None:

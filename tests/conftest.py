@@ -77,3 +77,18 @@ def default_signals() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT, signal.SIGTERM])
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def stub_args(url: str, *extra: str) -> list[str]:
+    """The command line of a run against a loopback stub server (``openai/stub`` at ``url``),
+    then ``extra``: one place for what every stub-run test passes."""
+    return [
+        "--citebench",
+        "--citebench-model",
+        "openai/stub",
+        "--citebench-api-base",
+        url,
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]

@@ -17,6 +17,7 @@ from urllib.parse import unquote
 import pytest
 import requests  # noqa: F401
 import sentence_transformers  # noqa: F401
+from conftest import stub_args
 
 import pytest_citebench.metrics.similarity  # noqa: F401
 from pytest_citebench.api import Hint
@@ -169,16 +170,7 @@ def stub_answers(suites: dict[str, list[dict[str, Any]]]) -> Callable[[dict], st
 
 
 def run_stub(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "-p",
-        "no:cacheprovider",
-        *args,
-    )
+    return pytester.runpytest(*stub_args(url, *args))
 
 
 EXPECTED = {"passed": 2, "hallucinated": 2, "abstained": 2}

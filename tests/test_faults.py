@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import stub_args
 
 from pytest_citebench.models import RetryPolicy
 from pytest_citebench.models.litellm_backend import litellm, retryable
@@ -181,18 +182,7 @@ _RUN: list[FaultRun] = []
 
 
 def run_plugin(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "--citebench-record",
-        "all",
-        "-p",
-        "no:cacheprovider",
-        *args,
-    )
+    return pytester.runpytest(*stub_args(url, "--citebench-record", "all", *args))
 
 
 @pytest.fixture

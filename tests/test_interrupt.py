@@ -15,13 +15,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import default_signals
+from conftest import default_signals, stub_args
 
 from pytest_citebench.api import OUTCOMES
 from pytest_citebench.models.litellm_backend import litellm
@@ -85,20 +85,7 @@ def server() -> Iterator[StubServer]:
 
 
 def plugin_args(url: str, results: str, *extra: str) -> list[str]:
-    return [
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "--citebench-record",
-        "all",
-        "--citebench-results",
-        results,
-        "-p",
-        "no:cacheprovider",
-        *extra,
-    ]
+    return stub_args(url, "--citebench-record", "all", "--citebench-results", results, *extra)
 
 
 def start(cwd: Path, args: list[str]) -> subprocess.Popen[str]:
@@ -124,20 +111,38 @@ def start(cwd: Path, args: list[str]) -> subprocess.Popen[str]:
     )
 
 
-def wait_for_lines(proc: subprocess.Popen[str], path: Path, count: int, limit: float = 90) -> None:
+# Hang guards, not timings: a loaded machine (two xdist workers beside other jobs) has taken
+# over 90 s for a run that takes 5 s alone.
+LIMIT = 300
+
+
+def line_count(text: str) -> int:
+    return len(text.splitlines())
+
+
+def wait_for(
+    proc: subprocess.Popen[str],
+    path: Path,
+    count: int,
+    counted: Callable[[str], int] = line_count,
+    limit: float = LIMIT,
+) -> None:
+    """Until ``counted(path's text)`` reaches ``count``; fails with the run's output if it ends
+    first or the limit passes."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        if path.is_file() and len(path.read_text().splitlines()) >= count:
+        if path.is_file() and counted(path.read_text()) >= count:
             return
         if proc.poll() is not None:
             out = proc.stdout.read() if proc.stdout else ""
             pytest.fail(f"the run ended (rc {proc.returncode}) before {count} results:\n{out}")
         time.sleep(0.02)
     proc.kill()
-    pytest.fail(f"no {count} results in {path} after {limit} s")
+    out, _ = proc.communicate()
+    pytest.fail(f"no {count} results in {path} after {limit} s:\n{out}")
 
 
-def finish(proc: subprocess.Popen[str], limit: float = 90) -> str:
+def finish(proc: subprocess.Popen[str], limit: float = LIMIT) -> str:
     try:
         out, _ = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
@@ -182,7 +187,7 @@ def test_interrupt_keeps_finished_items_and_resume_equals_uninterrupted(
     proc = start(
         pytester.path, plugin_args(server.url, results.name, "--citebench-concurrency", "2")
     )
-    wait_for_lines(proc, results, 5)
+    wait_for(proc, results, 5)
     proc.send_signal(signum)
     out = finish(proc)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
@@ -254,7 +259,7 @@ def test_killed_xdist_worker_loses_only_its_in_flight_item(pytester: pytest.Pyte
             pytester.path,
             plugin_args(server.url, results.name, "-n", "2", "--citebench-concurrency", "2"),
         )
-        wait_for_lines(proc, results, 5)
+        wait_for(proc, results, 5)
         workers = children(proc.pid)
         assert len(workers) == 2, workers
         before = {r["nodeid"] for r in read_items(results)}
@@ -269,3 +274,32 @@ def test_killed_xdist_worker_loses_only_its_in_flight_item(pytester: pytest.Pyte
     assert before <= set(after)  # nothing that had finished was lost
     assert len(after) >= N - 1, out  # only the item the killed worker was running
     assert aggregates(results)
+
+
+@pytest.mark.parametrize("interrupted", [False, True], ids=["finished", "interrupted"])
+def test_sigterm_is_held_only_after_a_finished_run_and_put_back_at_the_end(
+    pytester: pytest.Pytester, tiny: Path, interrupted: bool
+) -> None:
+    """A run that ended normally holds SIGTERM while its summary is written; an interrupted one
+    unwinds with SIGTERM still stopping it (a second SIGTERM must not be swallowed). Either way
+    the process's own handler is back afterwards: here, the test runner's."""
+    pytester.makeconftest(
+        "import signal\n"
+        f"INTERRUPTED = {interrupted}\n"
+        "def pytest_runtest_call(item):\n"
+        "    if INTERRUPTED:\n"
+        "        raise KeyboardInterrupt\n"
+        "def pytest_sessionfinish(session):\n"
+        "    handler = signal.getsignal(signal.SIGTERM)\n"
+        "    with open('handler.txt', 'w') as f:\n"
+        "        f.write(getattr(handler, '__name__', str(handler)))\n"
+    )
+    before = signal.getsignal(signal.SIGTERM)
+    result = pytester.runpytest_inprocess(
+        "--citebench", "-p", "no:cacheprovider", no_reraise_ctrlc=True
+    )
+    out = result.stdout.str()
+    assert signal.getsignal(signal.SIGTERM) is before, out
+    expected = pytest.ExitCode.INTERRUPTED if interrupted else pytest.ExitCode.OK
+    assert result.ret == expected, out
+    assert (pytester.path / "handler.txt").read_text() == ("_interrupt" if interrupted else "_held")

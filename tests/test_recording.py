@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import stub_args
 
 from pytest_citebench.recording import cassette_path, scrub_text, snapshot_secrets
 from pytest_citebench.testing.stubserver import Fault, StubServer
@@ -41,16 +42,7 @@ def outcomes(result: pytest.RunResult) -> dict[str, int]:
 
 
 def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "-p",
-        "no:cacheprovider",
-        *args,
-    )
+    return pytester.runpytest(*stub_args(url, *args))
 
 
 def test_record_replay_round_trip_miss_and_no_secrets(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import stub_args
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,18 +43,7 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "-p",
-        "no:cacheprovider",
-        "--citebench-results",
-        "r.jsonl",
-        *args,
-    )
+    return pytester.runpytest(*stub_args(url, "--citebench-results", "r.jsonl", *args))
 
 
 def records(path: Path) -> list[dict[str, Any]]:

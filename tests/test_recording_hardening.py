@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import stub_args
 
 from pytest_citebench.recording import (
     CassetteSerializer,
@@ -27,18 +28,7 @@ TOKEN = "custom-header-secret-1f2e3d4c5b6a"
 
 
 def _run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--citebench",
-        "--citebench-model",
-        "openai/stub",
-        "--citebench-api-base",
-        url,
-        "-p",
-        "no:cacheprovider",
-        "--citebench-results",
-        "r.jsonl",
-        *args,
-    )
+    return pytester.runpytest(*stub_args(url, "--citebench-results", "r.jsonl", *args))
 
 
 def _cassette(pytester: pytest.Pytester, task: str = "indirect") -> Path:

@@ -19,14 +19,13 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_interrupt import N, finish, plugin_args, read_items, start, write_suite
+from test_interrupt import N, finish, plugin_args, read_items, start, wait_for, write_suite
 
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.api import SCORER_VERSION
@@ -39,20 +38,14 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def wait_for_items(proc: subprocess.Popen[str], path: Path, count: int, limit: float = 120) -> None:
-    """Until ``path`` holds ``count`` item records (the file may start with old ones)."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if path.is_file():
-            text = path.read_text()
-            if text.count('"type": "item"') >= count:
-                return
-        if proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
-            pytest.fail(f"the run ended (rc {proc.returncode}) early:\n{out}")
-        time.sleep(0.05)
-    proc.kill()
-    pytest.fail(f"no {count} items in {path} after {limit} s")
+def row(record: dict[str, Any]) -> str:
+    """The prompt row (``write_suite``) of an item record."""
+    return f"row {int(record['item_id'][3:])}"
+
+
+def item_count(text: str) -> int:
+    """Item records in a results file's text (the file may start with old ones)."""
+    return text.count('"type": "item"')
 
 
 # -- 1. resuming into its own results file -----------------------------------------------------
@@ -77,7 +70,7 @@ def test_resume_into_its_own_results_file_loses_nothing_when_killed(
         server.latency = 0.2
         args = ["--citebench-resume", results.name, "--citebench-concurrency", "2", *layout]
         proc = start(pytester.path, plugin_args(server.url, results.name, *args))
-        wait_for_items(proc, results, 14)
+        wait_for(proc, results, 14, item_count)
         proc.send_signal(signal.SIGTERM)
         out = finish(proc)
         assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
@@ -86,20 +79,29 @@ def test_resume_into_its_own_results_file_loses_nothing_when_killed(
         assert set(before) <= set(kept), out  # every earlier record is still there
         for nodeid, record in before.items():
             assert kept[nodeid] == record
-        assert 14 <= len(kept) < N
+        assert 14 <= len(kept) < N, out
 
-        # Resumed again, into itself, to the end: every item once, and asked once in all.
+        # Resumed again, into itself, to the end: every item once, and only the missing ones
+        # asked. Counted as distinct items: under load a slow request may be retried, and a
+        # killed run's xdist workers may still be finishing theirs (never a kept item).
         server.latency = 0.0
         asked_before = len(server.requests)
         done = start(pytester.path, plugin_args(server.url, results.name, *args))
         out = finish(done)
         assert done.returncode == 0, out
         items = read_items(results)
-        assert sorted(r["nodeid"] for r in items) == sorted({r["nodeid"] for r in items})
-        assert len(items) == N
-        assert len(server.requests) - asked_before == N - len(kept)
+        assert sorted(r["nodeid"] for r in items) == sorted({r["nodeid"] for r in items}), out
+        assert len(items) == N, out
+        missing = {f"row {i}" for i in range(N)} - {row(r) for r in kept.values()}
+        asked = {str(r["json"]["messages"][-1]["content"]) for r in server.requests[asked_before:]}
+        assert asked == missing, out
+        # The final run's own count (the stub answers "pass": abstained). xdist workers
+        # deselect silently, so only -n 0 reports the kept items as deselected.
+        assert f"{N - len(kept)} abstained" in out, out
+        if not layout:
+            assert f"{len(kept)} deselected" in out, out
         agg = [r for r in lines(results) if r["type"] == "aggregate"]
-        assert len(agg) == 1 and agg[0]["metrics"]["n"]["value"] == N
+        assert len(agg) == 1 and agg[0]["metrics"]["n"]["value"] == N, out
 
 
 # -- 3. two writers, and outputs that are inputs -------------------------------------------------
@@ -112,7 +114,7 @@ def test_a_second_run_on_the_same_results_file_is_a_usage_error(
     results = pytester.path / "r.jsonl"
     with StubServer(lambda request: "pass", latency=0.1) as server:
         proc = start(pytester.path, plugin_args(server.url, results.name))
-        wait_for_items(proc, results, 3)
+        wait_for(proc, results, 3, item_count)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-CITEBENCHsecondWRITER0123456789")
         second = pytester.runpytest(*plugin_args(server.url, results.name))
         merged = cli(["merge", str(results), "-o", str(pytester.path / "m.jsonl")])
@@ -399,5 +401,70 @@ def test_the_appender_locks_its_file_and_keeps_or_empties_it(tmp_path: Path) -> 
     appender.write({"b": 2})
     appender.close()
     assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
-    jsonl.Appender(path).close()  # not kept: emptied
+    jsonl.Appender(path).close()  # not kept, but never started: left as it was
+    assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
+    appender = jsonl.Appender(path)
+    appender.start()  # not kept: emptied once the run starts
+    appender.close()
     assert path.read_text() == ""
+    appender = jsonl.Appender(path)
+    path.write_text('{"a": 1}\n')
+    appender.write({"b": 2})  # the first write starts it too
+    appender.close()
+    assert path.read_text() == '{"b": 2}\n'
+
+
+def test_a_torn_last_line_longer_than_a_read_chunk_is_dropped_whole(tmp_path: Path) -> None:
+    """The torn tail is found by reading back from the end, in chunks: a record longer than a
+    chunk must still be cut at its start, and a whole one kept."""
+    from pytest_citebench import jsonl
+
+    path = tmp_path / "r.jsonl"
+    long = json.dumps({"answer": "x" * (3 * jsonl._TAIL_CHUNK)})
+    path.write_text('{"a": 1}\n' + long[:-5])
+    appender = jsonl.Appender(path, keep=True)
+    appender.write({"b": 2})
+    appender.close()
+    assert path.read_text() == '{"a": 1}\n{"b": 2}\n'
+    path.write_text(long)  # one whole record, no newline, no line before it
+    appender = jsonl.Appender(path, keep=True)
+    appender.write({"b": 2})
+    appender.close()
+    assert path.read_text() == long + '\n{"b": 2}\n'
+
+
+def test_a_run_that_stops_before_its_items_leaves_the_results_file_as_it_was(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """Opened and locked at configure, the results file is emptied only when the items start: a
+    collection error (or a usage error raised after configure) must not wipe the last results."""
+    old = '{"type": "aggregate", "from": "the last run"}\n'
+    results = pytester.path / "r.jsonl"
+    results.write_text(old)
+    pytester.makepyfile(test_broken="import nowhere_to_be_found\n")
+    result = pytester.runpytest(
+        "--citebench", "--citebench-results", "r.jsonl", "suites", "test_broken.py"
+    )
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, out
+    assert "1 error during collection" in out, out
+    assert results.read_text() == old
+    result = pytester.runpytest("--citebench", "--citebench-results", "r.jsonl", "-k", "nothing")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert results.read_text() == ""  # a run that started, though it ran nothing, is its own
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+def test_resuming_into_its_own_results_file_keeps_its_mode(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """The rewrite at the end goes through a temp file (mkstemp: 0600); the file keeps its mode."""
+    assert pytester.runpytest("--citebench", "--citebench-results", "r.jsonl").ret == 0
+    results = pytester.path / "r.jsonl"
+    results.chmod(0o644)
+    again = pytester.runpytest(
+        "--citebench", "--citebench-results", "r.jsonl", "--citebench-resume", "r.jsonl"
+    )
+    assert again.ret == pytest.ExitCode.NO_TESTS_COLLECTED, again.stdout.str()  # all resumed
+    assert len([r for r in lines(results) if r["type"] == "item"]) == 8  # rewritten whole
+    assert results.stat().st_mode & 0o777 == 0o644

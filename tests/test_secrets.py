@@ -132,6 +132,26 @@ def echo(request: dict[str, Any]) -> str:
     return "echo " + " ".join(str(v) for k, v in sorted(request.items()) if k.startswith("f"))
 
 
+def record_one(root: Path, url: str, env: dict[str, str], **request: Any) -> httpx.Response:
+    """One POST to ``url``'s chat endpoint, recorded (mode ``all``) into ``root/c.yaml`` with the
+    environment variables ``env`` set while it runs."""
+    recorder = Recorder(root, "all")
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in env.items():
+            mp.setenv(name, value)
+        recorder.activate()
+        try:
+
+            async def call() -> httpx.Response:
+                with recorder.use(root / "c.yaml", "pytest"):
+                    async with httpx.AsyncClient(verify=TLS) as client:
+                        return await client.post(f"{url}/chat/completions", **request)
+
+            return asyncio.run(call())
+        finally:
+            recorder.deactivate()
+
+
 @given(keys=KEYS, offset=st.integers(min_value=0, max_value=3))
 @settings(
     max_examples=EXAMPLES_LIBRARY,
@@ -157,26 +177,9 @@ def test_every_key_shape_scrubbed_from_cassettes(
             query[f"q{index}"] = key
         else:  # the body, and from there echoed in the response (twice as likely: most common)
             body[f"f{index}"] = key
-    recorder = Recorder(root, "all")
-    with pytest.MonkeyPatch.context() as mp, StubServer(echo) as server:
-        for shape in GENERIC:
-            mp.setenv(env_name(shape), keys[shape])
-        recorder.activate()
-        try:
-
-            async def call() -> httpx.Response:
-                with recorder.use(root / "c.yaml", "pytest"):
-                    async with httpx.AsyncClient(verify=TLS) as client:
-                        return await client.post(
-                            f"{server.url}/chat/completions",
-                            params=query,
-                            headers=headers,
-                            json=body,
-                        )
-
-            response = asyncio.run(call())
-        finally:
-            recorder.deactivate()
+    env = {env_name(shape): keys[shape] for shape in GENERIC}
+    with StubServer(echo) as server:
+        response = record_one(root, server.url, env, params=query, headers=headers, json=body)
     assert response.status_code == 200
     assert (root / "c.yaml").is_file()
     assert leaks(keys, root) == []

@@ -10,7 +10,6 @@ searched for every key.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import gzip
 import json
@@ -24,14 +23,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from conftest import stub_args
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_secrets import GENERIC, SHAPES, TLS, env_name, strings
+from test_interrupt import write_suite
+from test_secrets import GENERIC, SHAPES, env_name, record_one, strings
 
-from pytest_citebench.recording import Recorder
 from pytest_citebench.recording.scrub import install_log_scrubber
+from pytest_citebench.testing.stubserver import StubServer
 
 AWS_SECRET = st.text(
     alphabet=string.ascii_letters + string.digits + "/+", min_size=40, max_size=40
@@ -230,32 +230,41 @@ def test_a_key_echoed_in_any_encoding_is_scrubbed_from_the_cassette(
     if how == "gzip-body":  # the request compressed too
         request_body = gzip.compress(request_body)
         sent["Content-Encoding"] = "gzip"
-    recorder = Recorder(root, "all")
-    with pytest.MonkeyPatch.context() as mp, RawServer() as server:
-        for generic in GENERIC:
-            mp.setenv(env_name(generic), keys[generic])
-        mp.setenv("AWS_SECRET_ACCESS_KEY", keys["aws_secret"])
+    env = {env_name(generic): keys[generic] for generic in GENERIC}
+    env["AWS_SECRET_ACCESS_KEY"] = keys["aws_secret"]
+    sent["X-Trace"] = base64.b64encode(f"t:{key}".encode()).decode()
+    with RawServer() as server:
         server.respond = lambda _body: (200, headers, body)
-        recorder.activate()
-        try:
-
-            async def call() -> httpx.Response:
-                with recorder.use(root / "c.yaml", "pytest"):
-                    async with httpx.AsyncClient(verify=TLS) as client:
-                        return await client.post(
-                            f"{server.url}/chat/completions",
-                            content=request_body,
-                            headers={
-                                **sent,
-                                "X-Trace": base64.b64encode(f"t:{key}".encode()).decode(),
-                            },
-                        )
-
-            response = asyncio.run(call())
-        finally:
-            recorder.deactivate()
+        response = record_one(root, server.url, env, content=request_body, headers=sent)
     assert response.status_code == 200
     assert cassette_leaks({shape: key}, root / "c.yaml") == []
+
+
+@pytest.mark.parametrize("how", ["base64", "percent"])
+def test_an_answer_echoing_an_encoded_key_is_scrubbed_in_the_results_as_in_the_cassette(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The recording run scores the live answer, replay the cassette's: both must be scrubbed
+    alike (decoded too), or the results file and the reports keep what the cassette redacts."""
+    key = "sk-proj-CITEBENCHanswerECHO0123456789abcdef"
+    echoed = {
+        "base64": base64.b64encode(key.encode()).decode(),
+        "percent": "".join(f"%{b:02X}" for b in key.encode()),
+    }[how]
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    write_suite(pytester.path, n=1)
+    with StubServer(lambda request: f"Paper number 0, key {echoed}") as server:
+        result = pytester.runpytest(
+            *stub_args(server.url, "--citebench-record", "all", "--citebench-results", "r.jsonl")
+        )
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == 0, out
+    text = (pytester.path / "r.jsonl").read_text()
+    (record,) = [r for r in map(json.loads, text.splitlines()) if r["type"] == "item"]
+    assert "<REDACTED>" in record["raw_answer"], record
+    assert echoed not in text and echoed not in out
+    cassettes = list((pytester.path / "cassettes").rglob("*.yaml"))
+    assert len(cassettes) == 1 and cassette_leaks({"key": key}, cassettes[0]) == []
 
 
 def test_plain_and_harmless_escapes_are_left_alone() -> None:
@@ -274,9 +283,11 @@ TOKEN = "tok-CITEBENCHloggedHEADER-5f4e3d2c1b0a"
 
 
 @pytest.fixture
-def scrubbed_logs() -> Iterator[None]:
-    from pytest_citebench.recording import add_secrets
+def scrubbed_logs(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    from pytest_citebench.recording import add_secrets, scrub
 
+    # add_secrets changes the process-wide list: put the old one back after the test.
+    monkeypatch.setattr(scrub, "_SECRETS", scrub._SECRETS)
     add_secrets([TOKEN])
     remove = install_log_scrubber()
     try:
@@ -307,17 +318,11 @@ def test_log_records_are_scrubbed_however_they_carry_the_key(
 def test_debug_logging_with_a_token_in_extra_headers_prints_no_secret(
     pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_citebench.testing.stubserver import StubServer
-
     monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-CITEBENCHdebugLOGS0123456789abc")
     with StubServer(lambda request: "pass") as server:
         headers = json.dumps({"X-Api-Token": TOKEN})
         result = pytester.runpytest_subprocess(
-            "--citebench",
-            "--citebench-model",
-            "openai/stub",
-            "--citebench-api-base",
-            server.url,
+            *stub_args(server.url),
             "--citebench-record",
             "all",
             "-k",
@@ -330,8 +335,6 @@ def test_debug_logging_with_a_token_in_extra_headers_prints_no_secret(
             "-o",
             "log_cli=true",
             "--log-cli-level=DEBUG",
-            "-p",
-            "no:cacheprovider",
         )
         assert server.requests[-1]["headers"].get("x-api-token") == TOKEN  # it was sent
     out = result.stdout.str() + result.stderr.str()

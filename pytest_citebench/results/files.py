@@ -9,7 +9,7 @@ other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,15 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 def check_files(
-    inputs: Sequence[tuple[str, Path | None]], outputs: Sequence[tuple[str, Path | None]]
+    inputs: Sequence[tuple[str, Path | None]],
+    outputs: Sequence[tuple[str, Path | None]],
+    *,
+    allow: Collection[tuple[str, str]] = (),
 ) -> None:
     """``FileUsageError`` when an output would overwrite an input or another output, or an input
-    is still being written by a run (its lock is held: it may be half written)."""
+    is still being written by a run (its lock is held: it may be half written). ``allow``:
+    (output flag, input flag) pairs that may name one file (a run resuming into its own results
+    file keeps it whole)."""
     from pytest_citebench.jsonl import is_locked
 
     for flag, path in inputs:
@@ -53,7 +58,7 @@ def check_files(
         if path is None:
             continue
         for other, source in named:
-            if same_file(path, source):
+            if (flag, other) not in allow and same_file(path, source):
                 raise FileUsageError(
                     f"{flag} {path} is also {other}: it would be overwritten; pass another path "
                     f"for {flag}"
@@ -113,11 +118,7 @@ def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: 
 
 def read_shard(path: Path) -> dict[str, Any] | None:
     """The ``{"type": "shard", ...}`` record a ``--citebench-shard`` run writes last, or None."""
-    found = None
-    for record in _checked_records(path):
-        if record.get("type") == "shard":
-            found = record
-    return found
+    return read_all(path)[2]
 
 
 # What the readers (resume, aggregate, compare, merge, reports, rescore) index without a check.
@@ -213,13 +214,21 @@ class ResultsWriter:
     nothing.
     """
 
-    def __init__(self, path: Path, *, keep: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, keep: bool = False, kept: Sequence[Mapping[str, Any]] | None = None
+    ) -> None:
         from pytest_citebench.jsonl import Appender
 
         self.path = path
         self.keep = keep
-        # keep: the item records the file held, rewritten at finish unless this run superseded them
-        self._kept = read_results(path)[0] if keep and path.is_file() else []
+        # keep: the item records the file held, rewritten at finish unless this run superseded
+        # them; ``kept``: those records, when the caller has read them already (the resume).
+        if not keep:
+            self._kept: list[Mapping[str, Any]] = []
+        elif kept is not None:
+            self._kept = list(kept)
+        else:
+            self._kept = list(read_results(path)[0]) if path.is_file() else []
         self._appender = Appender(path, keep=keep)
 
     def _failed(self, exc: OSError) -> ResultsWriteError:
@@ -230,6 +239,14 @@ class ResultsWriter:
             "finished so far stay in it (free space or pass another path, then "
             f"--citebench-resume {self.path})"
         )
+
+    def start(self) -> None:
+        """The run's items begin: the file is emptied (unless ``keep``); until then a run that
+        stops early leaves it as it was."""
+        try:
+            self._appender.start()
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def write(self, record: Mapping[str, Any]) -> None:
         """One line, flushed before returning."""
@@ -252,6 +269,7 @@ class ResultsWriter:
         the whole file rewritten atomically as this run's records, the resumed file's records
         this run did not redo, then ``tail``."""
         if not self.keep:
+            self.start()  # a run that wrote no item still leaves only its own lines
             for record in tail:
                 self.write(record)
             self.close()
@@ -277,13 +295,24 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 
     Raises ``ValueError`` (a ``JsonlError``) naming ``file:line`` for any other bad line, a
     record missing what the readers need among them (``record_problem``)."""
+    items, aggregates, _ = read_all(path)
+    return items, aggregates
+
+
+def read_all(
+    path: Path,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+    """(items, aggregates, the last shard record or None) in one pass: ``merge`` needs all three
+    of every shard file."""
     items: list[dict[str, Any]] = []
     aggregates: list[dict[str, Any]] = []
+    shard = None
     for record in _checked_records(path):
         kind = record.get("type", "item")
         if kind == "item":
             items.append(record)
         elif kind == "aggregate":
             aggregates.append(record)
-        # other records (a shard's "shard" line) are for read_shard
-    return items, aggregates
+        elif kind == "shard":
+            shard = record
+    return items, aggregates, shard

@@ -46,16 +46,18 @@ class Merged:
 def merge_files(paths: Sequence[Path]) -> Merged:
     """Shards' item records as one deduplicated set; their own aggregates describe only their share
     and are dropped."""
-    from pytest_citebench.results.files import read_results
+    from pytest_citebench.results.files import read_all
 
     items: list[dict[str, Any]] = []
     per_file: dict[Path, set[ItemKey]] = {}
+    shards: dict[Path, dict[str, Any] | None] = {}
     for path in paths:
-        file_items, _ = read_results(path)  # the shard's own aggregates are ignored
+        # One pass per file; the shard's own aggregates are ignored.
+        file_items, _, shards[path] = read_all(path)
         items.extend(file_items)
         per_file.setdefault(path, set()).update(record_key(r) for r in file_items)
     records, duplicates, conflicts = dedupe(items)
-    problems = shard_problems({p: read_shard(p) for p in per_file}, per_file)
+    problems = shard_problems(shards, per_file)
     return Merged(list(paths), records, duplicates, conflicts, problems)
 
 
