@@ -8,7 +8,6 @@ pyproject.toml exactly like a core one, and a malformed file is the same clear u
 from __future__ import annotations
 
 import json
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,19 +36,28 @@ def tool_table(root: Path) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
+def _checked(key: str | None, value: Any, source: str) -> Any:
+    """``value`` through ``settings.check`` (None and settings without a spec pass as they are),
+    a bad one as the usage error pytest prints: the one path for every source."""
+    if value is None or key is None or key not in SETTINGS:
+        return value
+    try:
+        return check(key, value, source=source)
+    except SettingError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _table_source(root: Path, key: str) -> str:
+    return f"{root / 'pyproject.toml'} [tool.citebench] {key}"
+
+
 def setting(config: pytest.Config, name: str, key: str | None = None, default: Any = None) -> Any:
     """The option ``name`` (its dest) if given, else ``[tool.citebench] key``, else ``default``;
     a key with a ``settings`` spec is checked like a core setting (one usage error)."""
-    value = config.getoption(name)
-    source = "--" + name.replace("_", "-")
+    value = _checked(key, config.getoption(name), "--" + name.replace("_", "-"))
     if value is None and key is not None:
-        value = tool_table(Path(config.rootpath)).get(key)
-        source = f"{Path(config.rootpath) / 'pyproject.toml'} [tool.citebench] {key}"
-    if value is not None and key is not None and key in SETTINGS:
-        try:
-            value = check(key, value, source=source)
-        except SettingError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        root = Path(config.rootpath)
+        value = _checked(key, tool_table(root).get(key), _table_source(root, key))
     return default if value is None else value
 
 
@@ -58,6 +66,20 @@ def _parse_value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+# The core settings read from the command line (``--citebench-KEY``) and from the table; ``show``
+# is a flag only; a profile may override the command line's sampling and retry settings.
+_PROFILE_KEYS = ("temperature", "top_p", "max_tokens", "api_base", "retries", "timeout")
+_FLAGS = (
+    *_PROFILE_KEYS,
+    *("concurrency", "max_errors", "max_cost", "show", "rag", "rag_k", "tolerance"),
+    *("correction", "tables", "cassettes"),
+)
+_TABLE = (
+    *(key for key in _FLAGS if key != "show"),
+    *("params", "default_models", "suites", "gates", "baseline"),
+)
 
 
 @dataclass
@@ -110,61 +132,41 @@ class Options:
         root = Path(config.rootpath)
         table = tool_table(root)
         where = f"{root / 'pyproject.toml'} [tool.citebench]"
-
-        def checked(key: str, value: Any, source: str) -> Any:
-            try:
-                return check(key, value, source=source)
-            except SettingError as exc:
-                raise pytest.UsageError(str(exc)) from None
-
-        def from_table(key: str, default: Any = None) -> Any:
-            value = table.get(key)
-            return default if value is None else checked(key, value, f"{where} {key}")
-
-        def from_cli(key: str) -> Any:
-            value = config.getoption(f"citebench_{key}")
-            return None if value is None else checked(key, value, SETTINGS[key].flag)
-
-        def opt(key: str, default: Any = None, *, in_table: bool = True) -> Any:
-            value = from_cli(key)
-            if value is None and in_table:
-                value = from_table(key)
-            return default if value is None else value
-
-        extra = []
-        # The command line's KEY=VALUE pairs; [tool.citebench] params is a table, added below
-        # (iterating it as pairs read its keys as malformed options).
+        # Each source read and checked once: the command line, then the table.
+        cli_params: dict[str, Any] = {}
         for pair in config.getoption("citebench_param") or []:
             if "=" not in pair:
                 raise pytest.UsageError(f"--citebench-param {pair!r}: expected KEY=VALUE")
             key, value = pair.split("=", 1)
-            extra.append((key.strip(), _parse_value(value.strip())))
+            cli_params[key.strip()] = _parse_value(value.strip())
+        given = {
+            key: _checked(key, config.getoption(f"citebench_{key}"), SETTINGS[key].flag)
+            for key in _FLAGS
+        }
+        _checked("params", cli_params, "--citebench-param")
+        tabled = {key: _checked(key, table.get(key), _table_source(root, key)) for key in _TABLE}
+
+        def from_table(key: str, default: Any = None) -> Any:
+            value = tabled[key]
+            return default if value is None else value
+
+        def opt(key: str, default: Any = None) -> Any:
+            value = given.get(key)
+            if value is None:
+                value = tabled.get(key)
+            return default if value is None else value
+
         table_params = from_table("params", {})
-        extra = list(table_params.items()) + extra
-        for key, value in extra:
-            # A sampling setting passed as a parameter overrides the checked one: check it too
-            # (JSON reads NaN and Infinity), and no parameter may be a non-finite number.
-            source = f"--citebench-param {key} (or [tool.citebench] params)"
-            if key in ("temperature", "top_p", "max_tokens"):
-                checked(key, value, source)
-            elif isinstance(value, float) and not math.isfinite(value):
-                raise pytest.UsageError(f"{source} = {value!r}: must be a finite number")
         params = SamplingParams(
             temperature=opt("temperature", 1.0),
             max_tokens=opt("max_tokens", 256),
             top_p=opt("top_p", 0.95),
-            extra=tuple(extra),
+            extra=tuple({**table_params, **cli_params}.items()),
         )
         retry = RetryPolicy(retries=opt("retries", 2), timeout=opt("timeout", 120.0))
-        cli = {
-            key: from_cli(key)
-            for key in ("temperature", "top_p", "max_tokens", "api_base", "retries", "timeout")
-            if config.getoption(f"citebench_{key}") is not None
-        }
-        cli["params"] = {}
-        for pair in config.getoption("citebench_param") or []:
-            key, _, value = pair.partition("=")
-            cli["params"][key.strip()] = _parse_value(value.strip())
+        # What a profile may not override: the values given on the command line.
+        cli = {key: given[key] for key in _PROFILE_KEYS if given[key] is not None}
+        cli["params"] = cli_params
         base_params = SamplingParams(
             temperature=from_table("temperature", 1.0),
             max_tokens=from_table("max_tokens", 256),
@@ -185,9 +187,10 @@ class Options:
         except ProfileError as exc:
             raise pytest.UsageError(str(exc)) from None
         if models_table is not None and not isinstance(models_table, dict):
-            models_table = from_table("models")  # a list of names (a table holds profiles)
+            # a list of names (a table holds profiles)
+            models_table = _checked("models", models_table, _table_source(root, "models"))
         run_models = (
-            checked("models", config.getoption("citebench_model"), "--citebench-model")
+            _checked("models", config.getoption("citebench_model"), "--citebench-model")
             if config.getoption("citebench_model")
             else None
         ) or (models_table if isinstance(models_table, list) else from_table("default_models"))
@@ -216,7 +219,7 @@ class Options:
             params=params,
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
-            show=opt("show", 2, in_table=False),
+            show=opt("show", 2),
             max_errors=opt("max_errors"),
             resume=Path(config.getoption("citebench_resume"))
             if config.getoption("citebench_resume")

@@ -1,5 +1,6 @@
 """pytest hooks, and nothing else. With ``--citebench`` off every hook returns after one check and
-nothing heavy is imported: this module's top imports only the standard library and pytest."""
+nothing heavy is imported: this module's top imports only the standard library, pytest and the
+settings table (itself standard library only)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_citebench.settings import SETTINGS
 
 FLAG = "--citebench"
 RECORD_MODES = ("none", "once", "new_episodes", "all")
@@ -120,7 +123,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--citebench-rag",
         action="append",
-        choices=("none", "naive", "advanced"),
+        choices=SETTINGS["rag"].choices,
         help="wrap every model in RAG: naive (BM25 top-2) or advanced (dense + trained "
         "cross-encoder); repeatable, 'none' keeps the plain model beside it",
     )
@@ -132,11 +135,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--citebench-show",
         type=int,
         metavar="N",
-        help="worst answers shown per suite x task in the summary and reports (2; 0: none)",
+        help="worst answers shown per task (compact tables) or per suite x task (full tables and "
+        "the reports) (2; 0: none)",
     )
     group.addoption(
         "--citebench-tables",
-        choices=("compact", "full"),
+        choices=SETTINGS["tables"].choices,
         help="terminal tables: compact (default: one row per suite x task x model, worst answers "
         "per task) or full (per-final-stage rows, worst answers per suite x task)",
     )
@@ -163,7 +167,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--citebench-correction",
-        choices=("none", "holm", "bh"),
+        choices=SETTINGS["correction"].choices,
         help="adjust the baseline comparison's p-values over all tested suite x task x metric: "
         "holm (default; family-wise), bh (false discovery rate) or none",
     )
@@ -218,7 +222,7 @@ def pytest_configure(config: pytest.Config) -> None:
         and -2 < config.option.verbose <= 0
     ):
         # The estimate is a table; pytest's listing (default or -q) would print every case
-        # first (46,440 lines for the committed suites). Counts per suite file instead, as -qq
+        # first (49,209 lines for the committed suites). Counts per suite file instead, as -qq
         # prints them; -v still chooses pytest's own listing.
         config.option.verbose = -2
     try:

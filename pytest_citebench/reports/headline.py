@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_citebench.results.aggregate import share
+from pytest_citebench.results.gates import measured_text
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Aggregate, Stat, Task
-    from pytest_citebench.results.compare import Comparison
+    from pytest_citebench.results.compare import Comparison, GroupComparison
     from pytest_citebench.results.gates import Gate, GateResult
 
 # The outcome shares of the headline, in the order a reader wants them: good, worst, then the
@@ -151,16 +152,6 @@ class Verdict:
         return "; ".join((self.text, *self.problems, *self.warnings, *self.notes))
 
 
-def measured_text(m: Stat) -> str:
-    """The measured value of a gate, or why there is none: "no items scored" when every item
-    of the group ended in an error (a NaN printed as a number read like a measurement)."""
-    if m.n == 0:
-        return "no items scored: every item ended in an error or none ran"
-    if math.isnan(m.value):
-        return "undefined on these items"
-    return f"measured {m.value:.4g}"
-
-
 def _failed_text(result: GateResult) -> str:
     where = f"{result.model} {result.suite}:{result.task}"
     return f"{result.gate.spec} on {where} ({measured_text(result.measured)})"
@@ -171,22 +162,26 @@ def _named(items: Sequence[str], max_named: int) -> str:
     return ", ".join(items[:max_named]) + more
 
 
-def baseline_text(comparison: Comparison) -> tuple[str, bool]:
-    """What the baseline comparison judged, exactly: (text, judged anything). "no regression"
-    is said only of the groups that were compared, with their number; groups that could not
-    be compared are counted with the reason (another model or suite, a changed suite or
-    scorer version, no item paired)."""
+def _not_compared_reason(group: GroupComparison) -> str:
+    """Why a group without deltas was not compared, by the note ``compare`` gave it."""
+    from pytest_citebench.results.compare import NO_BASELINE, SCORER_CHANGED, SUITE_CHANGED
+
+    if group.note.startswith(NO_BASELINE):
+        return "not in the baseline (another model, suite or task)"
+    for reason in (SUITE_CHANGED, SCORER_CHANGED):
+        if group.note.startswith(reason):
+            return reason
+    return group.note or "no item paired without an error"
+
+
+def baseline_text(comparison: Comparison) -> tuple[str, int, int]:
+    """What the baseline comparison judged, exactly: (text, groups compared, groups not
+    compared). "no regression" is said only of the groups that were compared, with their
+    number; groups that could not be compared are counted with the reason (another model or
+    suite, a changed suite or scorer version, no item paired)."""
     compared = [g for g in comparison.groups if g.deltas]
-    reasons: Counter[str] = Counter()
-    for g in comparison.groups:
-        if g.deltas:
-            continue
-        if g.note == "no baseline for this group":
-            reasons["not in the baseline (another model, suite or task)"] += 1
-        elif g.note:
-            reasons[g.note.split(" (", 1)[0].split(":", 1)[0]] += 1
-        else:
-            reasons["no item paired without an error"] += 1
+    reasons = Counter(_not_compared_reason(g) for g in comparison.groups if not g.deltas)
+    skipped = sum(reasons.values())
     why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
     if not compared:
         total = len(comparison.groups)
@@ -194,14 +189,15 @@ def baseline_text(comparison: Comparison) -> tuple[str, bool]:
             f"baseline compared nothing: none of {total} group(s) comparable because {why}"
             if total
             else "baseline compared nothing: this run has no results",
-            False,
+            0,
+            skipped,
         )
     text = f"no regression against the baseline in {len(compared)} group(s) compared"
     if comparison.failures:
         text = f"{len(comparison.failures)} regression(s) against the baseline"
     if reasons:
-        text += f"; {sum(reasons.values())} group(s) not compared: {why}"
-    return text, True
+        text += f"; {skipped} group(s) not compared: {why}"
+    return text, len(compared), skipped
 
 
 def verdict(
@@ -239,10 +235,10 @@ def verdict(
         )
     notes: list[str] = []
     if comparison is not None:
-        said, judged = baseline_text(comparison)
+        said, compared, not_compared = baseline_text(comparison)
         if comparison.failures:
             problems.append(said)
-        elif judged and "not compared" not in said:
+        elif compared and not not_compared:
             notes.append(said)
         else:
             warnings.append(said)
@@ -271,6 +267,19 @@ class WorstGroup:
     wrong: Mapping[str, int]  # outcome -> count, over every model of the group
     n: int  # items of the group, all outcomes
     shown: Sequence[Mapping[str, Any]]
+    pooled: bool = False  # several suites of the task as one (``suite`` then says how many)
+
+
+def _worst_first(record: Mapping[str, Any]) -> tuple[int, float, str, str, str]:
+    """The order of wrong answers, within a group or pooled over suites: the most severe
+    outcome first, then furthest from the gold, then by suite, model and item (stable)."""
+    return (
+        SEVERITY[str(record["outcome"])],
+        -badness(record),
+        str(record.get("suite", "")),
+        str(record.get("model", "")),
+        str(record.get("item_id", "")),
+    )
 
 
 def worst_groups(records: Sequence[Mapping[str, Any]], per_group: int) -> list[WorstGroup]:
@@ -286,22 +295,16 @@ def worst_groups(records: Sequence[Mapping[str, Any]], per_group: int) -> list[W
         wrong = [r for r in rows if r.get("outcome") in SEVERITY]
         if not wrong:
             continue
-        wrong.sort(
-            key=lambda r: (
-                SEVERITY[str(r["outcome"])],
-                -badness(r),
-                str(r.get("model", "")),
-                str(r.get("item_id", "")),
-            )
-        )
+        wrong.sort(key=_worst_first)
         counts = Counter(str(r["outcome"]) for r in wrong)
         out.append(WorstGroup(suite, task, dict(counts), len(rows), wrong[: max(0, per_group)]))
     return out
 
 
 def pooled_by_task(groups: Sequence[WorstGroup], per_group: int) -> list[WorstGroup]:
-    """The suite x task groups of one task as one group (suite "*"): counts added, the worst
-    ``per_group`` of all their shown answers, in the same order as within a group."""
+    """The suite x task groups of one task as one group (``pooled``, suite "N suites"; a task
+    of one suite stays that suite's group): counts added, the worst ``per_group`` of all their
+    shown answers, in the same order as within a group."""
     by_task: dict[str, list[WorstGroup]] = defaultdict(list)
     for group in groups:
         by_task[group.task].append(group)
@@ -310,13 +313,11 @@ def pooled_by_task(groups: Sequence[WorstGroup], per_group: int) -> list[WorstGr
         counts: Counter[str] = Counter()
         for part in parts:
             counts.update(part.wrong)
-        shown = sorted(
-            (r for part in parts for r in part.shown),
-            key=lambda r: (SEVERITY[str(r["outcome"])], -badness(r), str(r.get("suite", ""))),
-        )
+        shown = sorted((r for part in parts for r in part.shown), key=_worst_first)
         n = sum(part.n for part in parts)
-        suite = parts[0].suite if len(parts) == 1 else f"{len(parts)} suites"
-        out.append(WorstGroup(suite, task, dict(counts), n, shown[: max(0, per_group)]))
+        pooled = len(parts) > 1
+        suite = f"{len(parts)} suites" if pooled else parts[0].suite
+        out.append(WorstGroup(suite, task, dict(counts), n, shown[: max(0, per_group)], pooled))
     return out
 
 

@@ -36,6 +36,7 @@ def write_summary(tr: Any, cb: Any) -> None:
 
         cb.aggregates = aggregate(cb.records)
         tr.write_line("(interrupted: aggregates of the items that finished)")
+    full = getattr(opts, "tables", "compact") == "full"
     verdict = _verdict(cb)
     _write_verdict(tr, verdict)
     if not cb.aggregates:
@@ -52,7 +53,6 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_sep("-", "citebench: per suite")
         tr.write_line("95% CIs in brackets: Wilson for shares, bootstrap (B=2000) for HR/F1/BLEU")
         verbose = int(getattr(tr.config.option, "verbose", 0) or 0) > 0
-        full = getattr(opts, "tables", "compact") == "full"
         for line in render_table(cb.aggregates, verbose=verbose, stages=full):
             tr.write_line(line)
     from pytest_citebench.reports.sections import paper_sections, terminal_lines
@@ -82,7 +82,7 @@ def write_summary(tr: Any, cb: Any) -> None:
             f"ERROR {model}: {count} item(s) ended in an error (provider, cassette or parse)",
             red=True,
         )
-    write_worst(tr, cb.records, opts.show, per_task=getattr(opts, "tables", "compact") != "full")
+    write_worst(tr, cb.records, opts.show, per_task=not full)
     if cb.gates:
         tr.write_sep("-", "citebench gates")
     for result in cb.gate_results:
@@ -144,9 +144,7 @@ def write_worst(
     tr.write_sep("-", f"citebench: worst answers, {title}")
     for group in groups:
         heading = (
-            f"{group.task} over {group.suite}"
-            if group.suite.endswith(" suites")
-            else f"{group.suite}:{group.task}"
+            f"{group.task} over {group.suite}" if group.pooled else f"{group.suite}:{group.task}"
         )
         tr.write_line(f"{heading}  ({wrong_counts_text(group)})"[:TABLE_WIDTH])
         for record in group.shown:

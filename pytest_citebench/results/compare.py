@@ -55,6 +55,10 @@ _OUTCOME_OF = {"accuracy": "correct", "hallucinated": "hallucinated"}
 
 Key = tuple[str, str, str]  # model, suite, task
 DEFAULT_CORRECTION = "holm"
+# Why a group was not compared: the start of its note, which the verdict counts by.
+NO_BASELINE = "no baseline for this group"
+SUITE_CHANGED = "suite version changed"
+SCORER_CHANGED = "scorer version changed"
 _CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
@@ -317,7 +321,7 @@ def compare(
             len(set(base) - set(new)),
         )
         model, suite, task = key
-        note = "no baseline for this group" if not base else None
+        note = NO_BASELINE if not base else None
         if base:
             versions = {
                 (base[i].get("suite_version"), new[i].get("suite_version")) for i in shared_ids
@@ -326,10 +330,10 @@ def compare(
             scorers = {(_scorer(base[i]), _scorer(new[i])) for i in shared_ids}
             rescored = sorted({f"{b} -> {n}" for b, n in scorers if b != n})
             if changed:
-                note = f"suite version changed ({', '.join(changed)}): not compared"
+                note = f"{SUITE_CHANGED} ({', '.join(changed)}): not compared"
             elif rescored:
                 note = (
-                    f"scorer version changed ({', '.join(rescored)}): not compared; rescore the "
+                    f"{SCORER_CHANGED} ({', '.join(rescored)}): not compared; rescore the "
                     "older file with 'python -m pytest_citebench rescore FILE -o FILE' "
                     "(no model call) and compare again"
                 )

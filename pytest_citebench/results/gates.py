@@ -65,6 +65,16 @@ def parse_gate(spec: str, *, source: str, suite: str | None = None) -> Gate:
     return Gate(match["suite"], match["task"], metric, match["op"], float(match["value"]), source)
 
 
+def measured_text(m: Stat) -> str:
+    """The measured value of a gate, or why there is none: "no items scored" when every item
+    of the group ended in an error (a NaN printed as a number read like a measurement)."""
+    if m.n == 0:
+        return "no items scored: every item ended in an error or none ran"
+    if math.isnan(m.value):
+        return "undefined on these items"
+    return f"measured {m.value:.4g}"
+
+
 @dataclass(frozen=True)
 class GateResult:
     """A gate checked against one (model, suite, task) aggregate."""
@@ -82,8 +92,6 @@ class GateResult:
 
     def describe(self) -> str:
         """PASS/FAIL line with the gate, its source, the model and the value with its CI."""
-        from pytest_citebench.reports.headline import measured_text
-
         m = self.measured
         ci = "" if math.isnan(m.lo) or m.lo == m.hi else f" (95% CI {m.lo:.4g}-{m.hi:.4g}, n={m.n})"
         verdict = "PASS" if self.passed else "FAIL"

@@ -56,26 +56,17 @@ def add_options(group: pytest.OptionGroup) -> None:
 
 
 def configure(config: pytest.Config) -> None:
-    """Read the options (the command line, then ``[tool.citebench]``) for this run's variants.
-
-    A kind from pyproject.toml that is not a swap is a usage error naming the known kinds (the
-    command line checks its own through ``choices``).
-    """
+    """Read the options (the command line, then ``[tool.citebench]``) for this run's variants;
+    ``settings.py`` checks both (a kind that is not a swap, a threshold out of 0-1) as one usage
+    error, as for every core setting."""
     from pytest_citebench.options import setting
 
-    kinds = setting(config, "citebench_adversarial", "adversarial", None) or []
-    if isinstance(kinds, str) or not all(kind in SWAPS for kind in kinds):
-        import pytest
-
-        known = " or ".join(repr(kind) for kind in SWAPS)
-        raise pytest.UsageError(
-            f"[tool.citebench] adversarial = {kinds!r}: expected a list of {known}"
-        )
-    threshold = setting(
+    SETTINGS.kinds = list(
+        dict.fromkeys(setting(config, "citebench_adversarial", "adversarial", []))
+    )
+    SETTINGS.threshold = setting(
         config, "citebench_adversarial_threshold", "adversarial_threshold", DEFAULT_THRESHOLD
     )
-    SETTINGS.kinds = list(dict.fromkeys(kinds))
-    SETTINGS.threshold = float(threshold)
 
 
 def _applies(kind: str) -> Callable[[Sequence[Sample]], bool]:
