@@ -359,6 +359,22 @@ def test_rules_call_an_entry_valid_when_nothing_proves_it_wrong(tmp_path: Path) 
     )
 
 
+@pytest.mark.parametrize(
+    "doi",
+    [
+        "10.1145/3292500.3330701",
+        "https://dx.doi.org/10.1145/3292500.3330701",
+        "www.doi.org/10.1145/3292500.3330701",
+        "doi: 10.1145/3292500.3330701",
+        "DOI:10.1145/3292500.3330701",
+    ],
+)
+def test_rules_accept_every_doi_spelling_the_extractor_accepts(doi: str) -> None:
+    # Each spelling of a well-formed DOI is fine; only what remains after the prefix is judged.
+    assert rules.doi_problem(doi) is None
+    assert rules.doi_problem("doi 10/abc") == "malformed DOI 'doi 10/abc'"
+
+
 # --------------------------------------------------------------------------- end to end
 
 

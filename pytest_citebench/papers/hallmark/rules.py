@@ -77,10 +77,9 @@ def placeholder_author(author_field: str) -> str | None:
 
 def doi_problem(doi: str) -> str | None:
     """Why a DOI cannot be a real one, or None."""
-    text = doi.strip()
-    for prefix in ("https://doi.org/", "http://doi.org/", "http://dx.doi.org/", "doi:"):
-        if text.lower().startswith(prefix):
-            text = text[len(prefix) :]
+    from pytest_citebench.doi.extract import strip_doi_prefix
+
+    text = strip_doi_prefix(doi.strip())
     if not _DOI.match(text):
         return f"malformed DOI {doi!r}"
     prefix = text.split("/", 1)[0]
