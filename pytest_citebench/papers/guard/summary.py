@@ -12,12 +12,13 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_citebench.api import Aggregate, Stat
 from pytest_citebench.papers.guard.setstats import (
-    binary_agreement,
+    agreement_intervals,
+    conformal_row,
     n_cal_for,
     reattribution_stats,
     scored_records,
@@ -32,13 +33,7 @@ from pytest_citebench.papers.guard.settings import (
     B,
     calibration_settings,
 )
-from pytest_citebench.papers.guard.stats import (
-    bootstrap_ci,
-    conformal_k,
-    conformal_threshold,
-    conformal_trials,
-    matched_catch_frontier,
-)
+from pytest_citebench.papers.guard.stats import conformal_trials, matched_catch_frontier
 from pytest_citebench.reports.table import text_table
 
 EXCHANGEABILITY_WARNING = (
@@ -50,14 +45,15 @@ EXCHANGEABILITY_WARNING = (
 )
 
 
-def _fmt_iv(value: float, low: float, high: float) -> str:
+def fmt_iv(value: float, low: float, high: float) -> str:
+    """``value [low, high]`` to three decimals, ``-`` when there is no value."""
     if math.isnan(value):
         return "-"
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _fmt_stat(stat: Stat | None) -> str:
-    return "-" if stat is None else _fmt_iv(stat.value, stat.lo, stat.hi)
+    return "-" if stat is None else fmt_iv(stat.value, stat.lo, stat.hi)
 
 
 def _group(
@@ -168,11 +164,7 @@ def _agreement_lines(groups: Mapping[tuple[str, str], list[Mapping[str, Any]]]) 
                 continue
             x = [models[a][i] for i in shared]
             y = [models[b][i] for i in shared]
-
-            cells = [
-                _fmt_iv(*bootstrap_ci(_agreement_stat(name), x, y, B=B, seed=SEED))
-                for name in ("psa", "nsa", "kappa", "ac1")
-            ]
+            cells = [fmt_iv(*iv) for iv in agreement_intervals(x, y).values()]
             rows.append([suite, a, b, str(len(shared)), *cells])
     if len(rows) == 1:
         return [
@@ -185,13 +177,6 @@ def _agreement_lines(groups: Mapping[tuple[str, str], list[Mapping[str, Any]]]) 
         f"(bootstrap 95% CIs, B={B}, seed {SEED}); NSA is agreement on what to flag"
     )
     return [head, *_table(rows)]
-
-
-def _agreement_stat(name: str) -> Callable[[Any, Any], float]:
-    def stat(p: Any, q: Any) -> float:
-        return binary_agreement(p, q)[name]
-
-    return stat
 
 
 def calibrate_summary(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -268,23 +253,21 @@ def _conformal_table(
         header += [f"catch n_cal={small}: conformal / naive"]
     rows = [header]
     for alpha in settings["alphas"]:
-        tau = conformal_threshold(unsupported, alpha)
-        k = conformal_k(len(unsupported), alpha)
-        catch_all = sum(u <= tau for u in unsupported) / len(unsupported)
-        flag_all = sum(s <= tau for s in supported) / len(supported) if supported else math.nan
-        run = conformal_trials(unsupported, supported, alpha, n_cal=n_cal, trials=trials, seed=SEED)
+        one = conformal_row(unsupported, supported, alpha, n_cal=n_cal, trials=trials)
+        tau = one["tau"]
+        run = one["run"]
         c = run["conformal"]
         fr = c["flag_rate"]
         row = [
             f"{alpha:g}",
             f"{run['target']:.2f}",
-            f"{k}/{len(unsupported)}",
+            f"{one['k']}/{len(unsupported)}",
             f"{tau:.4f}" if math.isfinite(tau) else "inf",
-            f"{catch_all:.3f}",
-            f"{flag_all:.3f}",
-            _fmt_iv(c["catch"]["mean"], c["catch"]["q05"], c["catch"]["q95"]),
+            f"{one['catch']:.3f}",
+            f"{one['flag_rate']:.3f}",
+            fmt_iv(c["catch"]["mean"], c["catch"]["q05"], c["catch"]["q95"]),
             f"{c['share_below_target']:.2f}",
-            _fmt_iv(fr["mean"], fr["q05"], fr["q95"]) if fr else "-",
+            fmt_iv(fr["mean"], fr["q05"], fr["q95"]) if fr else "-",
         ]
         if small:
             tiny = conformal_trials(
