@@ -411,10 +411,15 @@ def test_gpt54_leaderboard_row_is_reproduced_from_its_answers(pytester: pytest.P
         "no:cacheprovider",
     )
     assert result.ret == 0
-    (agg,) = [r for r in read_jsonl(pytester.path / "out.jsonl") if r["type"] == "aggregate"]
+    records = read_jsonl(pytester.path / "out.jsonl")
+    (agg,) = [r for r in records if r["type"] == "aggregate"]
     metrics = {k: v["value"] for k, v in agg["metrics"].items()}
-    # The published row (baseline_results/llm_openai_gpt54_test_public.json): tp 411, fp 64,
-    # tn 223, fn 133.
+    # The published row (baseline_results/llm_openai_gpt54_test_public.json): tp 405, fn 114,
+    # fp 70, tn 242 -> 405/519, 70/312, 810/994.
+    cells = [
+        (r["metrics"]["gold"], r["metrics"]["flagged"]) for r in records if r["type"] == "item"
+    ]
+    assert [cells.count((g, f)) for g, f in ((1, 1), (1, 0), (0, 1), (0, 0))] == [405, 114, 70, 242]
     assert metrics["detection_rate"] == 0.780347
     assert metrics["false_positive_rate"] == 0.224359
     assert metrics["f1_hallucination"] == 0.814889
