@@ -29,6 +29,8 @@ from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
 from pytest_citebench.metrics.text import normalize, same_title, spelling_key
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
+from pytest_citebench.parsing import find_title as _find_title
+from pytest_citebench.parsing import title_pattern as _title_pattern
 from pytest_citebench.parsing import (
     clean_authors,
     clean_title,
@@ -358,28 +360,6 @@ ESCALATION = {
         "it is citing to. $value",
     ),
 }
-
-
-@functools.lru_cache(maxsize=4096)
-def _title_pattern(title_words: tuple[str, ...]) -> re.Pattern[str]:
-    """The cited title's words with any punctuation between them; compiled once per title
-    (``re``'s own cache holds 512 patterns, fewer than a suite's titles)."""
-    return re.compile(r"[\W_]*".join(re.escape(w) for w in title_words), re.IGNORECASE)
-
-
-def _find_title(title_words: tuple[str, ...], text: str) -> re.Match[str] | None:
-    """``_title_pattern(title_words).search(text)``, without compiling the title's pattern
-    (~0.1-0.25 ms, once per title: about a fifth of scoring a direct case in a replay) for an
-    answer that lacks its longest word. Where the title matches, that word alone matches too,
-    under the same flags, so the check never turns a match away. For ASCII text and word,
-    IGNORECASE means exactly ``in text.lower()``; elsewhere (``re`` also folds the Kelvin sign
-    to k, long s to s) the word's own pattern, the title pattern of that one word, decides."""
-    word = max(title_words, key=len)
-    if word.isascii() and text.isascii():
-        present = word in text.lower()
-    else:
-        present = _title_pattern((word,)).search(text) is not None
-    return _title_pattern(title_words).search(text) if present else None
 
 
 def _judge_direct(
