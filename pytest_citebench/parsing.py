@@ -506,11 +506,21 @@ _AUTHOR_LED = re.compile(
 
 
 _PAREN_ID = re.compile(r"\s*[(\[]\s*(?:doi|arxiv)\b[^()\[\]\n]*[)\]]", re.IGNORECASE)
-_TITLE_ID = re.compile(
-    r"[,.;]?[ \t]*\b(?:(?:doi|arxiv)[ \t]*[:.]?[ \t]*)?(?:https?://(?:dx\.)?doi\.org/)?"
-    r"(?:10\.\d{4,9}/[^\s,;\]\)>]+|(?<![\d.])\d{4}\.\d{4,5}(?:v\d+)?(?![\d.]))"
-    r"|[,.;]?[ \t]*\b(?:doi|arxiv)[ \t]*[:.]?[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
+def _identifier_pattern(gap: str, arxiv: str, flags: int) -> re.Pattern[str]:
+    """A DOI or an arXiv id with its label and leading punctuation, or a dangling label at the
+    end: one pattern for titles and for answers, which differ only in what may separate the
+    label from the id and how strictly a bare arXiv id is delimited."""
+    return re.compile(
+        rf"[,.;]?{gap}*\b(?:(?:doi|arxiv){gap}*[:.]?{gap}*)?(?:https?://(?:dx\.)?doi\.org/)?"
+        rf"(?:10\.\d{{4,9}}/[^\s,;\]\)>]+|{arxiv})"
+        rf"|[,.;]?{gap}*\b(?:doi|arxiv){gap}*[:.]?{gap}*$",
+        re.IGNORECASE | flags,
+    )
+
+
+# In a title an id stays on its line, and a bare arXiv id is no part of a longer number.
+_TITLE_ID = _identifier_pattern(
+    r"[ \t]", r"(?<![\d.])\d{4}\.\d{4,5}(?:v\d+)?(?![\d.])", re.MULTILINE
 )
 
 
@@ -696,11 +706,14 @@ _LEAD_WORD = re.compile(
 )
 # Lower-case words a list of names may contain: separators in five languages, particles of
 # surnames, "et al." and its kin.
-_NAME_GLUE_TEXT = (
-    "and und et y e & van von der den de del della di da dos das du la le ten ter bin ibn al el "
-    "st mac las los bou abu ben zu dei degli af op others colleagues co-authors coauthors al."
+#: Lower-case particles of surnames ("van", "de la", "ibn"): part of a name, not prose.
+SURNAME_PARTICLES = frozenset(
+    "van von der den de del della di da dos das du la le ten ter bin ibn al el st mac".split()
 )
-_NAME_GLUE = frozenset(_NAME_GLUE_TEXT.split())
+_NAME_GLUE = SURNAME_PARTICLES | frozenset(
+    "and und et y e & las los bou abu ben zu dei degli af op others colleagues co-authors "
+    "coauthors al.".split()
+)
 _DEGREE = re.compile(
     r"(?:,\s*|\s+)(?:Ph\.?\s?D|M\.\s?D|B\.\s?A|B\.\s?Sc?|M\.\s?Sc?|M\.\s?A|M\.\s?B|MBA|MPH|"
     r"MBBS|FRS|FRCP|D\.\s?Sc|D\.\s?Phil|M\.\s?Phil|B\.\s?Eng|M\.\s?Eng|Esq)\.?(?=\s*(?:[,;]|$))",
@@ -740,21 +753,26 @@ def _cut_lead(line: str, lower: bool) -> str:
     return "" if first in _LEAD_STARTS and not lower else line
 
 
-# A DOI or an arXiv id given with an answer ("DOI: 10.48550/arXiv.1502.05477", "arXiv:1502.05477").
-_IDENTIFIER = re.compile(
-    r"[,.;]?\s*\b(?:(?:doi|arxiv)\s*[:.]?\s*)?(?:https?://(?:dx\.)?doi\.org/)?"
-    r"(?:10\.\d{4,9}/[^\s,;\]\)>]+|\d{4}\.\d{4,5}(?:v\d+)?)"
-    r"|[,.;]?\s*\b(?:doi|arxiv)\s*[:.]?\s*$",
+#: An arXiv id after its label, URL or DataCite DOI ("arXiv:1502.05477", "arxiv.org/pdf/...",
+#: "10.48550/arXiv.1502.05477"); ``id`` the new-style id, ``yy``/``mm`` its month of submission.
+ARXIV_ID = re.compile(
+    r"(?:arxiv(?:\.org/(?:abs|pdf)/|\s*[:.]?\s*)|10\.48550/arxiv\.)"
+    r"(?P<id>(?P<yy>\d{2})(?P<mm>\d{2})\.\d{4,5})",
     re.IGNORECASE,
 )
+# A DOI or an arXiv id given with an answer ("DOI: 10.48550/arXiv.1502.05477", "arXiv:1502.05477").
+_IDENTIFIER = _identifier_pattern(r"\s", r"\d{4}\.\d{4,5}(?:v\d+)?", 0)
 _TITLE_GLUE_TEXT = (
     "for of on with to via using under through towards toward into over from without versus "
     "vs beyond across between against about in"
 )
 _TITLE_GLUE = frozenset(_TITLE_GLUE_TEXT.split())
+#: "and <these>" closes a list of names the way "et al." does; an affiliation may follow.
+ET_AL_COMPANIONS = r"others|colleagues|co-?workers|co-?authors"
+ET_AL_AFFILIATION = r"(?:\s+(?:at|from|of|in)\s+[^,;\n]*)?"
 _ET_AL_PHRASE = re.compile(
-    r"\band\s+(?:others|colleagues|co-?workers|co-?authors|(?:his|her|their)\s+"
-    r"(?:team|colleagues|students))\b(?:\s+(?:at|from|of|in)\s+[^,;\n]*)?",
+    r"\band\s+(?:" + ET_AL_COMPANIONS + r"|(?:his|her|their)\s+(?:team|colleagues|students))\b"
+    + ET_AL_AFFILIATION,
     re.IGNORECASE,
 )
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from pytest_citebench.api import AnswerFn, Hint
 from pytest_citebench.errors import ProviderError
+from pytest_citebench.parsing import ARXIV_ID
 
 #: HALLMARK v1 was released in 2026: a later year cannot be a publication year yet.
 NOW_YEAR = 2026
@@ -39,9 +40,6 @@ FLAG_CONFIDENCE = 0.99
 VALID_CONFIDENCE = 0.6
 
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
-_ARXIV = re.compile(
-    r"(?:arxiv(?:\.org/(?:abs|pdf)/|[.:]\s*)|10\.48550/arxiv\.)(\d{2})(\d{2})\.\d{4,5}", re.I
-)
 _PLACEHOLDER_NAMES = {
     "anonymous",
     "anonymous authors",
@@ -91,10 +89,10 @@ def doi_problem(doi: str) -> str | None:
 def arxiv_after_year(fields: Mapping[str, Any], year: int) -> str | None:
     """An arXiv id in the entry assigned after ``year``, or None."""
     for name in ("doi", "eprint", "url", "journal", "note", "archiveprefix"):
-        for m in _ARXIV.finditer(str(fields.get(name) or "")):
-            yy, mm = int(m.group(1)), int(m.group(2))
+        for m in ARXIV_ID.finditer(str(fields.get(name) or "")):
+            yy, mm = int(m["yy"]), int(m["mm"])
             if 1 <= mm <= 12 and 2000 + yy > year:
-                return f"arXiv id {m.group(0)} dates from 20{m.group(1)}, after the year {year}"
+                return f"arXiv id {m.group(0)} dates from 20{m['yy']}, after the year {year}"
     return None
 
 

@@ -32,6 +32,7 @@ from pytest_citebench.papers.reasons.authors import compare_authors, parse_autho
 from pytest_citebench.parsing import find_title as _find_title
 from pytest_citebench.parsing import title_pattern as _title_pattern
 from pytest_citebench.parsing import (
+    ARXIV_ID,
     clean_authors,
     clean_title,
     final_text,
@@ -478,11 +479,6 @@ def _is_citing_title(text: str, citing: str, sentence: str = "") -> bool:
     return garbled and new == 0 and not_citing <= 2 and 3 * not_citing <= len(words)
 
 
-_ARXIV_ID = re.compile(
-    r"(?i)(?:arxiv\s*[:.]?\s*|arxiv\.org/abs/|10\.48550/arxiv\.)(\d{4}\.\d{4,5})"
-)
-
-
 def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
     """What the DOIs and arXiv ids given with an answer say, checked offline against the
     item's own record (its arXiv id, its DOI): ("wrong", why) when one names another paper,
@@ -495,8 +491,8 @@ def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
     notes: list[str] = []
     prompt = " ".join(str(item.fields.get(f) or "") for f in ("sentence", "cited_abstract"))
     # An id the prompt itself holds (a reference string in the sentence) is an echo, not a claim.
-    ids = {m.group(1) for m in _ARXIV_ID.finditer(text)} - {
-        m.group(1) for m in _ARXIV_ID.finditer(prompt)
+    ids = {m["id"] for m in ARXIV_ID.finditer(text)} - {
+        m["id"] for m in ARXIV_ID.finditer(prompt)
     }
     for found in sorted(ids):
         if arxiv and found != arxiv:
