@@ -359,6 +359,18 @@ def test_rules_call_an_entry_valid_when_nothing_proves_it_wrong(tmp_path: Path) 
     )
 
 
+def test_rules_accept_a_title_without_the_registered_subtitle(tmp_path: Path) -> None:
+    # As the DOI resolver judges a claimed title: the main part names the same work.
+    registry = tmp_path / "corpus.jsonl"
+    row = {"id": "x", "title": "Attention Mechanisms in Neural Networks: A Survey of Methods"}
+    registry.write_text(json.dumps({**row, "doi": "10.1234/zsr"}) + "\n")
+    fields = {"year": "2022", "author": "A B", "doi": "10.1234/zsr"}
+    entry = {**fields, "title": "Attention Mechanisms in Neural Networks"}
+    assert rules.check(entry, {"registry": str(registry)}) is None
+    other = {**fields, "title": "Chain-of-Thought Prompting Elicits Reasoning"}
+    assert "registered to another work" in str(rules.check(other, {"registry": str(registry)}))
+
+
 @pytest.mark.parametrize(
     "doi",
     [

@@ -124,13 +124,13 @@ def registry(path: str | Path | None) -> dict[str, list[str]]:
 def registry_conflict(doi: str, title: str, records: Mapping[str, list[str]]) -> str | None:
     """The registered title when ``doi`` is recorded for another work, else None."""
     from pytest_citebench.doi.extract import normalize_doi
-    from pytest_citebench.doi.titles import DEFAULT_THRESHOLD, title_similarity
+    from pytest_citebench.doi.titles import titles_match
 
     norm = normalize_doi(doi)
     known = records.get(norm or "")
-    if not known or not title:
-        return None
-    if max(title_similarity(title, t) for t in known) >= DEFAULT_THRESHOLD:
+    if not known or not title or titles_match(title, known):
+        # titles_match as the DOI resolver judges a claimed title: the main part of a registered
+        # "Title: Subtitle" names the same work.
         return None
     return known[0]
 
