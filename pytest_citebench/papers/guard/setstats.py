@@ -30,6 +30,33 @@ VALIDATION_METRICS = ("recall_supported", "specificity", "kappa", "auc")
 CALIBRATION_METRICS = ("catch_rate", "flag_rate", "tau")
 
 
+def in_item_order(
+    records: Sequence[Mapping[str, Any]], metric: str | None = None
+) -> list[Mapping[str, Any]]:
+    """The records with a verdict (errors have none; the core counts them), and with ``metric``
+    among their metrics when one is named, in item order so a bootstrap over them is
+    reproducible."""
+    kept = (
+        r
+        for r in records
+        if r.get("outcome") != "error" and (metric is None or metric in (r.get("metrics") or {}))
+    )
+    return sorted(kept, key=lambda r: str(r["item_id"]))
+
+
+def task_groups(
+    records: Sequence[Mapping[str, Any]], task: str, metric: str | None = None
+) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """(suite, model) -> :func:`in_item_order` records of ``task``, groups in key order: the
+    grouping of every per-model summary (the guard's tables, HALLMARK's sections)."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("task") == task:
+            groups.setdefault((str(r["suite"]), str(r["model"])), []).append(r)
+    ordered = {k: in_item_order(v, metric) for k, v in sorted(groups.items())}
+    return {k: v for k, v in ordered.items() if v}
+
+
 def scored_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Records with a score, in item order (the bootstrap resamples rows, so order is fixed)."""
     rows = [r for r in records if "score" in (r.get("metrics") or {})]

@@ -23,6 +23,7 @@ from pytest_citebench.papers.guard.setstats import (
     reattribution_stats,
     scored_records,
     split_scores,
+    task_groups,
     unsupported_rate,
     validation_stats,
 )
@@ -56,16 +57,6 @@ def _fmt_stat(stat: Stat | None) -> str:
     return "-" if stat is None else fmt_iv(stat.value, stat.lo, stat.hi)
 
 
-def _group(
-    records: Sequence[Mapping[str, Any]], task: str
-) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for r in records:
-        if r.get("task") == task and r.get("outcome") != "error":
-            groups[(str(r["suite"]), str(r["model"]))].append(r)
-    return {k: sorted(v, key=lambda r: str(r["item_id"])) for k, v in sorted(groups.items())}
-
-
 def _table(rows: list[list[str]]) -> list[str]:
     """Header (``rows[0]``), a dashed rule, then the rows, every column left-aligned."""
     return text_table(rows[0], rows[1:], rule=True)
@@ -80,7 +71,7 @@ def verify_summary(
 ) -> list[str]:
     """The verifier table on gold (recall, specificity, kappa, AUC with CIs), the matched-catch
     frontier and the agreement between verifiers: ``verify``'s summary lines."""
-    groups = {k: scored_records(v) for k, v in _group(records, "verify").items()}
+    groups = {k: scored_records(v) for k, v in task_groups(records, "verify").items()}
     groups = {k: v for k, v in groups.items() if v}
     if not groups:
         return []
@@ -183,7 +174,7 @@ def calibrate_summary(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """One split-conformal table per calibration set (precomputed scores once, not per model),
     then the exchangeability warning: ``calibrate``'s summary lines."""
     settings = calibration_settings()
-    groups = {k: scored_records(v) for k, v in _group(records, "calibrate").items()}
+    groups = {k: scored_records(v) for k, v in task_groups(records, "calibrate").items()}
     seen: dict[tuple[str, tuple[float, ...], tuple[float, ...]], list[str]] = {}
     order: list[tuple[str, tuple[float, ...], tuple[float, ...]]] = []
     for (suite, model), recs in groups.items():
@@ -284,7 +275,7 @@ def reattribute_summary(
     aggregates: Sequence[Aggregate], records: Sequence[Mapping[str, Any]]
 ) -> list[str]:
     """recall@1/@5 per ranker beside what a random ranking would get: ``reattribute``'s lines."""
-    groups = _group(records, "reattribute")
+    groups = task_groups(records, "reattribute")
     if not groups:
         return []
     aggs = _by_key(aggregates)
@@ -316,7 +307,7 @@ def guard_summary(
     aggregates: Sequence[Aggregate], records: Sequence[Mapping[str, Any]]
 ) -> list[str]:
     """The unsupported-citation rate per model, always with the verifier and tau behind it."""
-    groups = _group(records, "guard")
+    groups = task_groups(records, "guard")
     if not groups:
         return []
     aggs = _by_key(aggregates)

@@ -55,11 +55,9 @@ def prediction(record: Mapping[str, Any]) -> Prediction:
 def predictions(records: Sequence[Mapping[str, Any]]) -> list[Prediction]:
     """Scored records (errors have no verdict and are counted by the core) as predictions, in
     item order so the bootstrap is reproducible."""
-    rows = sorted(
-        (r for r in records if r.get("outcome") != "error" and "gold" in (r.get("metrics") or {})),
-        key=lambda r: str(r["item_id"]),
-    )
-    return [prediction(r) for r in rows]
+    from pytest_citebench.papers.guard.setstats import in_item_order
+
+    return [prediction(r) for r in in_item_order(records, "gold")]
 
 
 def weighted_metrics(preds: Sequence[Prediction], weights: Any) -> dict[str, Any]:
