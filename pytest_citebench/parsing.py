@@ -506,6 +506,8 @@ _AUTHOR_LED = re.compile(
 
 
 _PAREN_ID = re.compile(r"\s*[(\[]\s*(?:doi|arxiv)\b[^()\[\]\n]*[)\]]", re.IGNORECASE)
+
+
 def _identifier_pattern(gap: str, arxiv: str, flags: int) -> re.Pattern[str]:
     """A DOI or an arXiv id with its label and leading punctuation, or a dangling label at the
     end: one pattern for titles and for answers, which differ only in what may separate the
@@ -707,13 +709,13 @@ _LEAD_WORD = re.compile(
 # Lower-case words a list of names may contain: separators in five languages, particles of
 # surnames, "et al." and its kin.
 #: Lower-case particles of surnames ("van", "de la", "ibn"): part of a name, not prose.
-SURNAME_PARTICLES = frozenset(
-    "van von der den de del della di da dos das du la le ten ter bin ibn al el st mac".split()
-)
-_NAME_GLUE = SURNAME_PARTICLES | frozenset(
+_PARTICLES_TEXT = "van von der den de del della di da dos das du la le ten ter bin ibn al el st mac"
+SURNAME_PARTICLES = frozenset(_PARTICLES_TEXT.split())
+_GLUE_TEXT = (
     "and und et y e & las los bou abu ben zu dei degli af op others colleagues co-authors "
-    "coauthors al.".split()
+    "coauthors al."
 )
+_NAME_GLUE = SURNAME_PARTICLES | frozenset(_GLUE_TEXT.split())
 _DEGREE = re.compile(
     r"(?:,\s*|\s+)(?:Ph\.?\s?D|M\.\s?D|B\.\s?A|B\.\s?Sc?|M\.\s?Sc?|M\.\s?A|M\.\s?B|MBA|MPH|"
     r"MBBS|FRS|FRCP|D\.\s?Sc|D\.\s?Phil|M\.\s?Phil|B\.\s?Eng|M\.\s?Eng|Esq)\.?(?=\s*(?:[,;]|$))",
@@ -771,7 +773,9 @@ _TITLE_GLUE = frozenset(_TITLE_GLUE_TEXT.split())
 ET_AL_COMPANIONS = r"others|colleagues|co-?workers|co-?authors"
 ET_AL_AFFILIATION = r"(?:\s+(?:at|from|of|in)\s+[^,;\n]*)?"
 _ET_AL_PHRASE = re.compile(
-    r"\band\s+(?:" + ET_AL_COMPANIONS + r"|(?:his|her|their)\s+(?:team|colleagues|students))\b"
+    r"\band\s+(?:"
+    + ET_AL_COMPANIONS
+    + r"|(?:his|her|their)\s+(?:team|colleagues|students))\b"
     + ET_AL_AFFILIATION,
     re.IGNORECASE,
 )

@@ -29,8 +29,6 @@ from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
 from pytest_citebench.metrics.text import normalize, same_title, spelling_key
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
-from pytest_citebench.parsing import find_title as _find_title
-from pytest_citebench.parsing import title_pattern as _title_pattern
 from pytest_citebench.parsing import (
     ARXIV_ID,
     clean_authors,
@@ -49,6 +47,7 @@ from pytest_citebench.parsing import (
     title_candidates,
     title_quotes,
 )
+from pytest_citebench.parsing import find_title as _find_title
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
 
@@ -491,9 +490,7 @@ def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
     notes: list[str] = []
     prompt = " ".join(str(item.fields.get(f) or "") for f in ("sentence", "cited_abstract"))
     # An id the prompt itself holds (a reference string in the sentence) is an echo, not a claim.
-    ids = {m["id"] for m in ARXIV_ID.finditer(text)} - {
-        m["id"] for m in ARXIV_ID.finditer(prompt)
-    }
+    ids = {m["id"] for m in ARXIV_ID.finditer(text)} - {m["id"] for m in ARXIV_ID.finditer(prompt)}
     for found in sorted(ids):
         if arxiv and found != arxiv:
             return "wrong", f"arXiv {found} is not the cited paper's ({arxiv})"
