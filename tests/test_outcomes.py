@@ -161,7 +161,8 @@ _ANSWER_TEXT = st.text(
 def test_finding_the_title_matches_the_title_pattern(words: list[str], text: str) -> None:
     """The shortcut that skips compiling the title's pattern finds exactly what the pattern
     finds: the same span or none."""
-    from pytest_citebench.papers.reasons.tasks import _find_title, _title_pattern
+    from pytest_citebench.parsing import find_title as _find_title
+    from pytest_citebench.parsing import title_pattern as _title_pattern
 
     want = _title_pattern(tuple(words)).search(text)
     got = _find_title(tuple(words), text)
@@ -170,7 +171,8 @@ def test_finding_the_title_matches_the_title_pattern(words: list[str], text: str
 
 def test_an_answer_without_the_titles_longest_word_compiles_no_pattern() -> None:
     """The speed claim: a direct answer that cannot contain the title costs no compile."""
-    from pytest_citebench.papers.reasons.tasks import _find_title, _title_pattern
+    from pytest_citebench.parsing import find_title as _find_title
+    from pytest_citebench.parsing import title_pattern as _title_pattern
 
     words = ("a", "unique", "benchmark", "title", "qzxwv")
     _title_pattern.cache_clear()  # a rerun in the same process starts from no compiled title

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-__all__ = ["extract_dois", "extract_title_doi_pairs", "normalize_doi"]
+__all__ = ["extract_dois", "extract_title_doi_pairs", "normalize_doi", "strip_doi_prefix"]
 
 _DOI_START = re.compile(r"10\.\d{4,9}/")
 _PREFIXES = re.compile(
@@ -79,6 +79,12 @@ def _finish(raw: str) -> str | None:
     return doi.lower()
 
 
+def strip_doi_prefix(s: str) -> str:
+    """``s`` without one leading resolver URL or ``doi:`` label, so every caller accepts the same
+    spellings (``https://dx.doi.org/``, ``www.doi.org/``, ``doi: 10.x``, ``info:doi/``)."""
+    return _PREFIXES.sub("", s, count=1).strip()
+
+
 def normalize_doi(s: str) -> str | None:
     """Return the canonical (lower-case, prefix-free) DOI in ``s``, or None if it holds none.
 
@@ -87,7 +93,7 @@ def normalize_doi(s: str) -> str | None:
     """
     # Only leading wrappers: a trailing ``>`` may close a SICI segment, the scanner decides.
     text = s.strip().lstrip("<\"'“‘`*([")
-    text = _PREFIXES.sub("", text, count=1).strip()
+    text = strip_doi_prefix(text)
     if _PERCENT.search(text):
         text = unquote(text)
     m = _DOI_START.match(text)

@@ -19,7 +19,8 @@ The definitions follow HALLMARK (Reizinger and Brendel; github.com/rpatrik96/hal
   and a false alarm by 1.
 
 A ratio whose denominator is empty is NaN (F1 is 0 once any positive or alarm exists; MCC is 0
-when a margin is empty, as upstream). Imports nothing heavy: plain Python, no numpy.
+when a margin is empty, as upstream). Imports nothing heavy: numpy only inside AUROC (the
+plugin's one ROC-AUC, :func:`pytest_citebench.metrics.stats.roc_auc`).
 """
 
 from __future__ import annotations
@@ -186,19 +187,12 @@ def _thresholds(pairs: list[tuple[float, bool]]) -> list[tuple[int, int]]:
 
 
 def auroc(preds: Iterable[Prediction]) -> float:
-    """Area under the ROC curve (trapezoids between distinct scores, so a tie counts one half);
-    NaN unless both classes are present."""
+    """Area under the ROC curve (the Mann-Whitney probability, so a tie counts one half); NaN
+    unless both classes are present."""
+    from pytest_citebench.metrics.stats import roc_auc
+
     pairs = _ranked(preds)
-    pos = sum(1 for _, y in pairs if y)
-    neg = len(pairs) - pos
-    if not pos or not neg:
-        return math.nan
-    area, prev_tpr, prev_fpr = 0.0, 0.0, 0.0
-    for tp, fp in _thresholds(pairs):
-        tpr, fpr = tp / pos, fp / neg
-        area += (fpr - prev_fpr) * (tpr + prev_tpr) / 2
-        prev_tpr, prev_fpr = tpr, fpr
-    return area
+    return roc_auc([gold for _, gold in pairs], [score for score, _ in pairs])
 
 
 def auprc(preds: Iterable[Prediction]) -> float:

@@ -13,9 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_citebench.api import Stat
+from pytest_citebench.metrics.stats import roc_auc_arrays as _auc
 from pytest_citebench.papers.guard.settings import DEFAULT_THRESHOLD, SEED, B, calibration_settings
 from pytest_citebench.papers.guard.stats import (
+    Interval,
     bootstrap_ci,
+    conformal_k,
     conformal_threshold,
     conformal_trials,
     recall_at_k,
@@ -25,6 +28,33 @@ from pytest_citebench.papers.guard.stats import (
 VALIDATION_METRICS = ("recall_supported", "specificity", "kappa", "auc")
 #: ``calibrate``'s set metrics, in the order of ``Calibrate.set_metric_docs``.
 CALIBRATION_METRICS = ("catch_rate", "flag_rate", "tau")
+
+
+def in_item_order(
+    records: Sequence[Mapping[str, Any]], metric: str | None = None
+) -> list[Mapping[str, Any]]:
+    """The records with a verdict (errors have none; the core counts them), and with ``metric``
+    among their metrics when one is named, in item order so a bootstrap over them is
+    reproducible."""
+    kept = (
+        r
+        for r in records
+        if r.get("outcome") != "error" and (metric is None or metric in (r.get("metrics") or {}))
+    )
+    return sorted(kept, key=lambda r: str(r["item_id"]))
+
+
+def task_groups(
+    records: Sequence[Mapping[str, Any]], task: str, metric: str | None = None
+) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """(suite, model) -> :func:`in_item_order` records of ``task``, groups in key order: the
+    grouping of every per-model summary (the guard's tables, HALLMARK's sections)."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("task") == task:
+            groups.setdefault((str(r["suite"]), str(r["model"])), []).append(r)
+    ordered = {k: in_item_order(v, metric) for k, v in sorted(groups.items())}
+    return {k: v for k, v in ordered.items() if v}
 
 
 def scored_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -84,21 +114,6 @@ def _share(hits: Any) -> float:
     return float(hits.sum() / len(hits)) if len(hits) else math.nan
 
 
-def _auc(y: Any, s: Any) -> float:
-    """ROC-AUC of boolean ``y`` and float ``s`` arrays: ``guard.stats.roc_auc``'s Mann-Whitney
-    formula (average ranks for ties) without its per-call list conversions."""
-    import numpy as np
-
-    n_pos = int(y.sum())
-    n_neg = len(y) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return math.nan
-    _, inverse, counts = np.unique(s, return_inverse=True, return_counts=True)
-    avg_rank = np.cumsum(counts) - (counts - 1) / 2.0
-    u_stat = float(avg_rank[inverse.reshape(-1)][y].sum()) - n_pos * (n_pos + 1) / 2.0
-    return u_stat / (n_pos * n_neg)
-
-
 def binary_agreement(a: Any, b: Any) -> dict[str, float]:
     """Cohen's kappa, Gwet's AC1, PSA and NSA of two boolean arrays, vectorised.
 
@@ -120,6 +135,54 @@ def binary_agreement(a: Any, b: Any) -> dict[str, float]:
         "psa": 2 * both_pos / (2 * both_pos + disc) if (2 * both_pos + disc) else math.nan,
         "nsa": 2 * both_neg / (2 * both_neg + disc) if (2 * both_neg + disc) else math.nan,
     }
+
+
+AGREEMENT_STATS = ("psa", "nsa", "kappa", "ac1")
+
+
+def agreement_stat(name: str) -> Callable[[Any, Any], float]:
+    """One of :func:`binary_agreement`'s statistics as a function of two arrays (a bootstrap
+    statistic)."""
+
+    def stat(p: Any, q: Any) -> float:
+        return binary_agreement(p, q)[name]
+
+    return stat
+
+
+def agreement_intervals(
+    x: Sequence[bool], y: Sequence[bool], names: Sequence[str] = AGREEMENT_STATS
+) -> dict[str, Interval]:
+    """PSA, NSA, kappa and AC1 of two raters' flags on the same items, each with the protocol's
+    paired item bootstrap (B, seed): the guard's verifiers and HALLMARK's detectors alike."""
+    return {name: bootstrap_ci(agreement_stat(name), x, y, B=B, seed=SEED) for name in names}
+
+
+def conformal_row(
+    unsupported: Sequence[float],
+    supported: Sequence[float],
+    alpha: float,
+    *,
+    n_cal: int | None,
+    trials: int,
+) -> dict[str, Any]:
+    """One alpha of a split-conformal table: k, tau, the in-sample catch and flag rate (NaN on
+    an empty side), and the held-out ``conformal_trials`` run (seed :data:`SEED`; None when
+    ``n_cal`` is None, i.e. too few unsupported points)."""
+    tau = conformal_threshold(unsupported, alpha)
+    return {
+        "k": conformal_k(len(unsupported), alpha),
+        "tau": tau,
+        "catch": _mean([u <= tau for u in unsupported]),
+        "flag_rate": _mean([s <= tau for s in supported]),
+        "run": None
+        if n_cal is None
+        else conformal_trials(unsupported, supported, alpha, n_cal=n_cal, trials=trials, seed=SEED),
+    }
+
+
+def _mean(hits: Sequence[bool]) -> float:
+    return sum(hits) / len(hits) if hits else math.nan
 
 
 def split_scores(records: Sequence[Mapping[str, Any]]) -> tuple[list[float], list[float]]:

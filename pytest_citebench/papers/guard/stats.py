@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, TypeVar
 
+from pytest_citebench.metrics.stats import roc_auc
+
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -286,30 +288,6 @@ def psa_nsa(a: Sequence[object], b: Sequence[object]) -> tuple[float, float]:
 
 
 # --------------------------------------------------------------------------- separation
-
-
-def roc_auc(labels: Sequence[object], scores: Sequence[float]) -> float:
-    """ROC-AUC as the Mann-Whitney probability ``P(s_pos > s_neg) + 0.5 P(s_pos == s_neg)``.
-
-    Computed from average ranks in ``O(n log n)``; NaN when one class is absent (useful inside
-    :func:`bootstrap_ci`, which drops such replicates).
-    """
-    import numpy as np
-
-    y = np.asarray([bool(v) for v in labels])
-    s = np.asarray(_finite_floats(scores, "scores"))
-    if len(y) != len(s):
-        raise ValueError(f"labels and scores differ in length: {len(y)} != {len(s)}")
-    n_pos = int(y.sum())
-    n_neg = len(y) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return math.nan
-    _, inverse, counts = np.unique(s, return_inverse=True, return_counts=True)
-    upper = np.cumsum(counts)
-    avg_rank = upper - (counts - 1) / 2.0  # mean of ranks (upper - count + 1) .. upper
-    ranks = avg_rank[inverse.reshape(-1)]
-    u_stat = float(ranks[y].sum()) - n_pos * (n_pos + 1) / 2.0
-    return u_stat / (n_pos * n_neg)
 
 
 def recall_specificity(

@@ -12,16 +12,18 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_citebench.api import Aggregate, Stat
 from pytest_citebench.papers.guard.setstats import (
-    binary_agreement,
+    agreement_intervals,
+    conformal_row,
     n_cal_for,
     reattribution_stats,
     scored_records,
     split_scores,
+    task_groups,
     unsupported_rate,
     validation_stats,
 )
@@ -32,13 +34,7 @@ from pytest_citebench.papers.guard.settings import (
     B,
     calibration_settings,
 )
-from pytest_citebench.papers.guard.stats import (
-    bootstrap_ci,
-    conformal_k,
-    conformal_threshold,
-    conformal_trials,
-    matched_catch_frontier,
-)
+from pytest_citebench.papers.guard.stats import conformal_trials, matched_catch_frontier
 from pytest_citebench.reports.table import text_table
 
 EXCHANGEABILITY_WARNING = (
@@ -50,24 +46,15 @@ EXCHANGEABILITY_WARNING = (
 )
 
 
-def _fmt_iv(value: float, low: float, high: float) -> str:
+def fmt_iv(value: float, low: float, high: float) -> str:
+    """``value [low, high]`` to three decimals, ``-`` when there is no value."""
     if math.isnan(value):
         return "-"
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _fmt_stat(stat: Stat | None) -> str:
-    return "-" if stat is None else _fmt_iv(stat.value, stat.lo, stat.hi)
-
-
-def _group(
-    records: Sequence[Mapping[str, Any]], task: str
-) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for r in records:
-        if r.get("task") == task and r.get("outcome") != "error":
-            groups[(str(r["suite"]), str(r["model"]))].append(r)
-    return {k: sorted(v, key=lambda r: str(r["item_id"])) for k, v in sorted(groups.items())}
+    return "-" if stat is None else fmt_iv(stat.value, stat.lo, stat.hi)
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -84,7 +71,7 @@ def verify_summary(
 ) -> list[str]:
     """The verifier table on gold (recall, specificity, kappa, AUC with CIs), the matched-catch
     frontier and the agreement between verifiers: ``verify``'s summary lines."""
-    groups = {k: scored_records(v) for k, v in _group(records, "verify").items()}
+    groups = {k: scored_records(v) for k, v in task_groups(records, "verify").items()}
     groups = {k: v for k, v in groups.items() if v}
     if not groups:
         return []
@@ -168,11 +155,7 @@ def _agreement_lines(groups: Mapping[tuple[str, str], list[Mapping[str, Any]]]) 
                 continue
             x = [models[a][i] for i in shared]
             y = [models[b][i] for i in shared]
-
-            cells = [
-                _fmt_iv(*bootstrap_ci(_agreement_stat(name), x, y, B=B, seed=SEED))
-                for name in ("psa", "nsa", "kappa", "ac1")
-            ]
+            cells = [fmt_iv(*iv) for iv in agreement_intervals(x, y).values()]
             rows.append([suite, a, b, str(len(shared)), *cells])
     if len(rows) == 1:
         return [
@@ -187,18 +170,11 @@ def _agreement_lines(groups: Mapping[tuple[str, str], list[Mapping[str, Any]]]) 
     return [head, *_table(rows)]
 
 
-def _agreement_stat(name: str) -> Callable[[Any, Any], float]:
-    def stat(p: Any, q: Any) -> float:
-        return binary_agreement(p, q)[name]
-
-    return stat
-
-
 def calibrate_summary(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """One split-conformal table per calibration set (precomputed scores once, not per model),
     then the exchangeability warning: ``calibrate``'s summary lines."""
     settings = calibration_settings()
-    groups = {k: scored_records(v) for k, v in _group(records, "calibrate").items()}
+    groups = {k: scored_records(v) for k, v in task_groups(records, "calibrate").items()}
     seen: dict[tuple[str, tuple[float, ...], tuple[float, ...]], list[str]] = {}
     order: list[tuple[str, tuple[float, ...], tuple[float, ...]]] = []
     for (suite, model), recs in groups.items():
@@ -268,23 +244,21 @@ def _conformal_table(
         header += [f"catch n_cal={small}: conformal / naive"]
     rows = [header]
     for alpha in settings["alphas"]:
-        tau = conformal_threshold(unsupported, alpha)
-        k = conformal_k(len(unsupported), alpha)
-        catch_all = sum(u <= tau for u in unsupported) / len(unsupported)
-        flag_all = sum(s <= tau for s in supported) / len(supported) if supported else math.nan
-        run = conformal_trials(unsupported, supported, alpha, n_cal=n_cal, trials=trials, seed=SEED)
+        one = conformal_row(unsupported, supported, alpha, n_cal=n_cal, trials=trials)
+        tau = one["tau"]
+        run = one["run"]
         c = run["conformal"]
         fr = c["flag_rate"]
         row = [
             f"{alpha:g}",
             f"{run['target']:.2f}",
-            f"{k}/{len(unsupported)}",
+            f"{one['k']}/{len(unsupported)}",
             f"{tau:.4f}" if math.isfinite(tau) else "inf",
-            f"{catch_all:.3f}",
-            f"{flag_all:.3f}",
-            _fmt_iv(c["catch"]["mean"], c["catch"]["q05"], c["catch"]["q95"]),
+            f"{one['catch']:.3f}",
+            f"{one['flag_rate']:.3f}",
+            fmt_iv(c["catch"]["mean"], c["catch"]["q05"], c["catch"]["q95"]),
             f"{c['share_below_target']:.2f}",
-            _fmt_iv(fr["mean"], fr["q05"], fr["q95"]) if fr else "-",
+            fmt_iv(fr["mean"], fr["q05"], fr["q95"]) if fr else "-",
         ]
         if small:
             tiny = conformal_trials(
@@ -301,7 +275,7 @@ def reattribute_summary(
     aggregates: Sequence[Aggregate], records: Sequence[Mapping[str, Any]]
 ) -> list[str]:
     """recall@1/@5 per ranker beside what a random ranking would get: ``reattribute``'s lines."""
-    groups = _group(records, "reattribute")
+    groups = task_groups(records, "reattribute")
     if not groups:
         return []
     aggs = _by_key(aggregates)
@@ -333,7 +307,7 @@ def guard_summary(
     aggregates: Sequence[Aggregate], records: Sequence[Mapping[str, Any]]
 ) -> list[str]:
     """The unsupported-citation rate per model, always with the verifier and tau behind it."""
-    groups = _group(records, "guard")
+    groups = task_groups(records, "guard")
     if not groups:
         return []
     aggs = _by_key(aggregates)

@@ -17,14 +17,17 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_ALPHAS = (0.02, 0.1, 0.2, 0.3)
-TRIALS = 1000
-SEED = 0
+from pytest_citebench.papers.guard.setstats import (
+    agreement_intervals,
+    conformal_row,
+    n_cal_for,
+    task_groups,
+)
+from pytest_citebench.papers.guard.settings import DEFAULT_ALPHAS, DEFAULT_TRIALS
 
 
 def validity(record: Mapping[str, Any]) -> float | None:
@@ -36,54 +39,34 @@ def validity(record: Mapping[str, Any]) -> float | None:
     return 1.0 - c if m["flagged"] else c
 
 
-def _detect_groups(
-    records: Sequence[Mapping[str, Any]],
-) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for r in records:
-        if r.get("task") == "detect" and "gold" in (r.get("metrics") or {}):
-            groups[(str(r["model"]), str(r["suite"]))].append(r)
-    return groups
-
-
 def conformal_rows(
     records: Sequence[Mapping[str, Any]], alphas: Sequence[float]
 ) -> list[dict[str, Any]]:
     """One row per alpha for one detector's records: k/n, tau (on P(VALID) and as the
     P(HALLUCINATED) at or above which an entry is flagged), the in-sample catch, the flag rate on
     VALID entries and the held-out mean catch over random calibration splits."""
-    from pytest_citebench.papers.guard.stats import (
-        conformal_k,
-        conformal_threshold,
-        conformal_trials,
-    )
-
     invented = [v for r in records if r["metrics"]["gold"] and (v := validity(r)) is not None]
     valid = [v for r in records if not r["metrics"]["gold"] and (v := validity(r)) is not None]
+    n_cal = n_cal_for(len(invented), None)
     rows = []
     for alpha in alphas:
-        tau = conformal_threshold(invented, alpha) if invented else math.inf
-        row: dict[str, Any] = {
-            "alpha": alpha,
-            "k": conformal_k(len(invented), alpha),
-            "n": len(invented),
-            "tau": tau,
-            "flag_if_p_hallucinated_at_least": 1.0 - tau if math.isfinite(tau) else -math.inf,
-            "catch": _share([v <= tau for v in invented]),
-            "flag_rate_valid": _share([v <= tau for v in valid]),
-            "held_out_catch": math.nan,
-        }
-        if len(invented) >= 2:
-            trial = conformal_trials(
-                invented, valid, alpha, n_cal=len(invented) // 2, trials=TRIALS, seed=SEED
-            )
-            row["held_out_catch"] = trial["conformal"]["catch"]["mean"]
-        rows.append(row)
+        one = conformal_row(invented, valid, alpha, n_cal=n_cal, trials=DEFAULT_TRIALS)
+        tau = one["tau"]
+        rows.append(
+            {
+                "alpha": alpha,
+                "k": one["k"],
+                "n": len(invented),
+                "tau": tau,
+                "flag_if_p_hallucinated_at_least": 1.0 - tau if math.isfinite(tau) else -math.inf,
+                "catch": one["catch"],
+                "flag_rate_valid": one["flag_rate"],
+                "held_out_catch": math.nan
+                if one["run"] is None
+                else one["run"]["conformal"]["catch"]["mean"],
+            }
+        )
     return rows
-
-
-def _share(hits: Sequence[bool]) -> float:
-    return sum(hits) / len(hits) if hits else math.nan
 
 
 def agreement(
@@ -92,8 +75,6 @@ def agreement(
     """Kappa, AC1, PSA and NSA of two detectors' flags on the items both classified
     (estimate, low, high; paired item bootstrap, B = 2000, seed 0). PSA is agreement on what
     to flag (HALLUCINATED is the positive here)."""
-    from pytest_citebench.papers.guard.setstats import binary_agreement
-    from pytest_citebench.papers.guard.stats import bootstrap_ci
 
     def flags(records: Sequence[Mapping[str, Any]]) -> dict[str, bool]:
         return {
@@ -106,13 +87,8 @@ def agreement(
     common = sorted(set(fa) & set(fb))
     if not common:
         return 0, {}
-    x = [fa[i] for i in common]
-    y = [fb[i] for i in common]
-    out = {}
-    for name in ("kappa", "ac1", "psa", "nsa"):
-        interval = bootstrap_ci(lambda p, q, n=name: binary_agreement(p, q)[n], x, y, seed=SEED)
-        out[name] = (interval.estimate, interval.low, interval.high)
-    return len(common), out
+    intervals = agreement_intervals([fa[i] for i in common], [fb[i] for i in common])
+    return len(common), {name: (iv.estimate, iv.low, iv.high) for name, iv in intervals.items()}
 
 
 def _fmt(x: float) -> str:
@@ -138,11 +114,11 @@ def conformal_main(argv: Sequence[str]) -> int:
     if any(not 0 < a < 1 for a in alphas):
         print("ERROR --alpha must be in (0, 1)", file=sys.stderr)
         return 2
-    groups = _detect_groups(_load(args.results))
+    groups = task_groups(_load(args.results), "detect", "gold")
     if not groups:
         print(f"ERROR {args.results}: no 'detect' records", file=sys.stderr)
         return 1
-    for (model, suite), records in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    for (suite, model), records in groups.items():
         scored = sum(validity(r) is not None for r in records)
         print(
             f"{suite}  {model}: {scored} of {len(records)} entries scored "
@@ -172,6 +148,7 @@ def conformal_main(argv: Sequence[str]) -> int:
 
 def agree_main(argv: Sequence[str]) -> int:
     """``hallmark agree RESULTS --model A --model B``: two detectors' agreement per suite."""
+    from pytest_citebench.papers.guard.summary import fmt_iv
     from pytest_citebench.reports.table import text_table
 
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench hallmark agree")
@@ -182,10 +159,10 @@ def agree_main(argv: Sequence[str]) -> int:
         print("ERROR name exactly two detectors: --model A --model B", file=sys.stderr)
         return 2
     records = [r for path in args.results for r in _load(path)]
-    groups = _detect_groups(records)
+    groups = task_groups(records, "detect", "gold")
     suites = sorted(
-        {s for (m, s) in groups if m == args.model[0]}
-        & {s for (m, s) in groups if m == args.model[1]}
+        {s for (s, m) in groups if m == args.model[0]}
+        & {s for (s, m) in groups if m == args.model[1]}
     )
     if not suites:
         print(
@@ -195,11 +172,8 @@ def agree_main(argv: Sequence[str]) -> int:
         return 1
     rows = []
     for suite in suites:
-        n, stats = agreement(groups[(args.model[0], suite)], groups[(args.model[1], suite)])
-        cells = [
-            f"{_fmt(v)} [{_fmt(lo)}, {_fmt(hi)}]"
-            for v, lo, hi in (stats[k] for k in ("kappa", "ac1", "psa", "nsa"))
-        ]
+        n, stats = agreement(groups[(suite, args.model[0])], groups[(suite, args.model[1])])
+        cells = [fmt_iv(*stats[k]) for k in ("kappa", "ac1", "psa", "nsa")]
         rows.append((suite, str(n), *cells))
     print(f"agreement of {args.model[0]} and {args.model[1]} on what to flag (bootstrap 95% CI)")
     for line in text_table(

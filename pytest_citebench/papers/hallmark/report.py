@@ -9,9 +9,7 @@ in the metrics, the type in ``expected``), so they render from any results file.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from pytest_citebench.api import Aggregate, Records, Section
 from pytest_citebench.papers.hallmark.setstats import (
@@ -26,24 +24,16 @@ def _num(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.3f}"
 
 
-def _groups(records: Records) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for r in records:
-        metrics = r.get("metrics") or {}
-        if r.get("task") == "detect" and r.get("outcome") != "error" and "gold" in metrics:
-            groups[(str(r["model"]), str(r["suite"]))].append(r)
-    return groups
-
-
 def sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]:
     """Per-tier and per-type tables of every (model, suite) that ran ``detect``."""
-    groups = _groups(records)
+    from pytest_citebench.papers.guard.setstats import task_groups
+
+    groups = task_groups(records, "detect", "gold")
     if not groups:
         return []
     tiers: list[tuple[str, ...]] = []
     types: list[tuple[str, ...]] = []
-    for (model, suite), rows in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        rows = sorted(rows, key=lambda r: str(r["item_id"]))
+    for (suite, model), rows in groups.items():
         preds = [prediction(r) for r in rows]
         for tier, m in tier_rows(preds).items():
             tiers.append(

@@ -28,6 +28,7 @@ from typing import Any
 
 from pytest_citebench.api import AnswerFn, Hint
 from pytest_citebench.errors import ProviderError
+from pytest_citebench.parsing import ARXIV_ID
 
 #: HALLMARK v1 was released in 2026: a later year cannot be a publication year yet.
 NOW_YEAR = 2026
@@ -39,9 +40,6 @@ FLAG_CONFIDENCE = 0.99
 VALID_CONFIDENCE = 0.6
 
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
-_ARXIV = re.compile(
-    r"(?:arxiv(?:\.org/(?:abs|pdf)/|[.:]\s*)|10\.48550/arxiv\.)(\d{2})(\d{2})\.\d{4,5}", re.I
-)
 _PLACEHOLDER_NAMES = {
     "anonymous",
     "anonymous authors",
@@ -77,10 +75,9 @@ def placeholder_author(author_field: str) -> str | None:
 
 def doi_problem(doi: str) -> str | None:
     """Why a DOI cannot be a real one, or None."""
-    text = doi.strip()
-    for prefix in ("https://doi.org/", "http://doi.org/", "http://dx.doi.org/", "doi:"):
-        if text.lower().startswith(prefix):
-            text = text[len(prefix) :]
+    from pytest_citebench.doi.extract import strip_doi_prefix
+
+    text = strip_doi_prefix(doi.strip())
     if not _DOI.match(text):
         return f"malformed DOI {doi!r}"
     prefix = text.split("/", 1)[0]
@@ -92,10 +89,10 @@ def doi_problem(doi: str) -> str | None:
 def arxiv_after_year(fields: Mapping[str, Any], year: int) -> str | None:
     """An arXiv id in the entry assigned after ``year``, or None."""
     for name in ("doi", "eprint", "url", "journal", "note", "archiveprefix"):
-        for m in _ARXIV.finditer(str(fields.get(name) or "")):
-            yy, mm = int(m.group(1)), int(m.group(2))
+        for m in ARXIV_ID.finditer(str(fields.get(name) or "")):
+            yy, mm = int(m["yy"]), int(m["mm"])
             if 1 <= mm <= 12 and 2000 + yy > year:
-                return f"arXiv id {m.group(0)} dates from 20{m.group(1)}, after the year {year}"
+                return f"arXiv id {m.group(0)} dates from 20{m['yy']}, after the year {year}"
     return None
 
 
@@ -127,13 +124,13 @@ def registry(path: str | Path | None) -> dict[str, list[str]]:
 def registry_conflict(doi: str, title: str, records: Mapping[str, list[str]]) -> str | None:
     """The registered title when ``doi`` is recorded for another work, else None."""
     from pytest_citebench.doi.extract import normalize_doi
-    from pytest_citebench.doi.titles import DEFAULT_THRESHOLD, title_similarity
+    from pytest_citebench.doi.titles import titles_match
 
     norm = normalize_doi(doi)
     known = records.get(norm or "")
-    if not known or not title:
-        return None
-    if max(title_similarity(title, t) for t in known) >= DEFAULT_THRESHOLD:
+    if not known or not title or titles_match(title, known):
+        # titles_match as the DOI resolver judges a claimed title: the main part of a registered
+        # "Title: Subtitle" names the same work.
         return None
     return known[0]
 

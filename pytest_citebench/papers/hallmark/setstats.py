@@ -24,10 +24,9 @@ from pytest_citebench.metrics.detection import (
     breakdown,
     detection_metrics,
 )
+from pytest_citebench.metrics.stats import percentile_interval
+from pytest_citebench.papers.guard.settings import SEED, B
 
-B = 2000
-SEED = 0
-LEVEL = 0.95
 #: Metrics reported without an interval (a count).
 NO_CI = ("uncertain",)
 
@@ -56,11 +55,9 @@ def prediction(record: Mapping[str, Any]) -> Prediction:
 def predictions(records: Sequence[Mapping[str, Any]]) -> list[Prediction]:
     """Scored records (errors have no verdict and are counted by the core) as predictions, in
     item order so the bootstrap is reproducible."""
-    rows = sorted(
-        (r for r in records if r.get("outcome") != "error" and "gold" in (r.get("metrics") or {})),
-        key=lambda r: str(r["item_id"]),
-    )
-    return [prediction(r) for r in rows]
+    from pytest_citebench.papers.guard.setstats import in_item_order
+
+    return [prediction(r) for r in in_item_order(records, "gold")]
 
 
 def weighted_metrics(preds: Sequence[Prediction], weights: Any) -> dict[str, Any]:
@@ -132,10 +129,13 @@ def _ranking(w: Any, gold: Any, flagged: Any, conf: Any) -> dict[str, Any]:
     score = np.where(flagged, conf, 1.0 - conf)
     levels = np.unique(score)[::-1]  # distinct scores, highest first
     group = np.searchsorted(-levels, -score)
-    onehot = np.zeros((len(score), len(levels)))
-    onehot[np.arange(len(score)), group] = 1.0
-    pos = np.cumsum(w @ (onehot * gold[:, None]), axis=1)
-    neg = np.cumsum(w @ (onehot * ~gold[:, None]), axis=1)
+    # Per replicate, the weight of positives and negatives at each distinct score: the entries
+    # sorted by score level and summed level by level (B x n, where a one-hot matrix is n^2).
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(len(levels)))
+    sorted_w = w[:, order]
+    pos = np.cumsum(np.add.reduceat(sorted_w * gold[order], starts, axis=1), axis=1)
+    neg = np.cumsum(np.add.reduceat(sorted_w * ~gold[order], starts, axis=1), axis=1)
     p_total, n_total = pos[:, -1:], neg[:, -1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         tpr = pos / p_total
@@ -165,19 +165,16 @@ def detection_stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
     point = detection_metrics(preds)
     rng = np.random.default_rng(SEED)
     reps = weighted_metrics(preds, rng.multinomial(n, np.full(n, 1.0 / n), size=B))
-    tail = (1 - LEVEL) / 2 * 100
     out: dict[str, Stat] = {}
     for name in METRICS:
         value = point[name]
         if name in NO_CI:
             out[name] = Stat(value, value, value, n)
-            continue
-        ok = reps[name][np.isfinite(reps[name])]
-        if math.isnan(value) or not len(ok):
+        elif math.isnan(value):
             out[name] = Stat(value, math.nan, math.nan, n)
-            continue
-        low, high = np.percentile(ok, [tail, 100 - tail])
-        out[name] = Stat(value, float(low), float(high), n)
+        else:
+            low, high, _ = percentile_interval(reps[name])
+            out[name] = Stat(value, low, high, n)
     return out
 
 

@@ -21,32 +21,9 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_PARTICLES = frozenset(
-    [
-        "van",
-        "von",
-        "der",
-        "den",
-        "de",
-        "del",
-        "della",
-        "di",
-        "da",
-        "dos",
-        "das",
-        "du",
-        "la",
-        "le",
-        "ten",
-        "ter",
-        "bin",
-        "ibn",
-        "al",
-        "el",
-        "st",
-        "mac",
-    ]
-)
+from pytest_citebench.parsing import ET_AL_AFFILIATION, ET_AL_COMPANIONS, SURNAME_PARTICLES
+
+_PARTICLES = SURNAME_PARTICLES
 _TITLES = re.compile(r"\b(?:dr|prof|professor|mr|mrs|ms|sir|phd|jr|sr)\b\.?", re.IGNORECASE)
 _STOPWORDS = frozenset(
     [
@@ -187,8 +164,7 @@ _STOPWORDS = frozenset(
     )
 )
 _ET_AL = re.compile(
-    r"(?:\bet\.?\s*al\b\.?|\band\s+(?:others|colleagues|co-?workers|co-?authors|team)\b)"
-    r"(?:\s+(?:at|from|of|in)\s+[^,;\n]*)?",
+    r"(?:\bet\.?\s*al\b\.?|\band\s+(?:" + ET_AL_COMPANIONS + r"|team)\b)" + ET_AL_AFFILIATION,
     re.IGNORECASE,
 )
 _INITIALS_TOKEN = re.compile(r"^(?:[A-Z]\.?-?)+$|^[A-Z]{1,3}$")

@@ -30,6 +30,7 @@ from pytest_citebench.metrics.hallucination import hr_code, hr_paper
 from pytest_citebench.metrics.text import normalize, same_title, spelling_key
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
 from pytest_citebench.parsing import (
+    ARXIV_ID,
     clean_authors,
     clean_title,
     final_text,
@@ -46,6 +47,7 @@ from pytest_citebench.parsing import (
     title_candidates,
     title_quotes,
 )
+from pytest_citebench.parsing import find_title as _find_title
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
 
@@ -360,28 +362,6 @@ ESCALATION = {
 }
 
 
-@functools.lru_cache(maxsize=4096)
-def _title_pattern(title_words: tuple[str, ...]) -> re.Pattern[str]:
-    """The cited title's words with any punctuation between them; compiled once per title
-    (``re``'s own cache holds 512 patterns, fewer than a suite's titles)."""
-    return re.compile(r"[\W_]*".join(re.escape(w) for w in title_words), re.IGNORECASE)
-
-
-def _find_title(title_words: tuple[str, ...], text: str) -> re.Match[str] | None:
-    """``_title_pattern(title_words).search(text)``, without compiling the title's pattern
-    (~0.1-0.25 ms, once per title: about a fifth of scoring a direct case in a replay) for an
-    answer that lacks its longest word. Where the title matches, that word alone matches too,
-    under the same flags, so the check never turns a match away. For ASCII text and word,
-    IGNORECASE means exactly ``in text.lower()``; elsewhere (``re`` also folds the Kelvin sign
-    to k, long s to s) the word's own pattern, the title pattern of that one word, decides."""
-    word = max(title_words, key=len)
-    if word.isascii() and text.isascii():
-        present = word in text.lower()
-    else:
-        present = _title_pattern((word,)).search(text) is not None
-    return _title_pattern(title_words).search(text) if present else None
-
-
 def _judge_direct(
     item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
 ) -> Judgement:
@@ -498,11 +478,6 @@ def _is_citing_title(text: str, citing: str, sentence: str = "") -> bool:
     return garbled and new == 0 and not_citing <= 2 and 3 * not_citing <= len(words)
 
 
-_ARXIV_ID = re.compile(
-    r"(?i)(?:arxiv\s*[:.]?\s*|arxiv\.org/abs/|10\.48550/arxiv\.)(\d{4}\.\d{4,5})"
-)
-
-
 def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
     """What the DOIs and arXiv ids given with an answer say, checked offline against the
     item's own record (its arXiv id, its DOI): ("wrong", why) when one names another paper,
@@ -515,9 +490,7 @@ def _identifiers(text: str, item: Sample) -> tuple[str | None, str]:
     notes: list[str] = []
     prompt = " ".join(str(item.fields.get(f) or "") for f in ("sentence", "cited_abstract"))
     # An id the prompt itself holds (a reference string in the sentence) is an echo, not a claim.
-    ids = {m.group(1) for m in _ARXIV_ID.finditer(text)} - {
-        m.group(1) for m in _ARXIV_ID.finditer(prompt)
-    }
+    ids = {m["id"] for m in ARXIV_ID.finditer(text)} - {m["id"] for m in ARXIV_ID.finditer(prompt)}
     for found in sorted(ids):
         if arxiv and found != arxiv:
             return "wrong", f"arXiv {found} is not the cited paper's ({arxiv})"
