@@ -102,3 +102,49 @@ def test_load_answers_task_line_wins_over_the_taskless_one(tmp_path: Path) -> No
     assert book.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     with pytest.raises(AnswersFileError, match="no answers"):
         load_answers(write_answers(tmp_path / "empty.jsonl", []))
+
+
+@pytest.mark.parametrize("layout", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_reasons_dois_are_checked_against_the_runs_recorded_responses(
+    pytester: pytest.Pytester, tiny: Path, layout: list[str]
+) -> None:
+    """``--citebench-doi-offline-dir`` reaches REASONS' scoring in every worker: the right
+    title with a DOI the registries answered 404 for is hallucinated; without recordings the
+    same answer is correct and the DOI only unverifiable."""
+    write_answers(
+        pytester.path / "answers.jsonl",
+        [
+            {"id": "2001.00001-s1", "answer": "Attention Is All You Need, doi:10.1371/notarealdoi"},
+            {"id": "2001.00001-s2", "answer": "pass"},
+            {"id": "2001.00002-s1", "answer": "pass"},
+            {"id": "2001.00002-s2", "answer": "pass"},
+        ],
+    )
+    recorded = str(Path(__file__).resolve().parent.parent / "fixtures" / "doi")
+
+    def outcome(*extra: str) -> dict:
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "answers:answers.jsonl",
+            "--citebench-task",
+            "indirect",
+            "--citebench-results",
+            "out.jsonl",
+            "-p",
+            "no:cacheprovider",
+            *layout,
+            *extra,
+        )
+        records = read_jsonl(pytester.path / "out.jsonl")
+        found = [r for r in records if r.get("item_id") == "2001.00001-s1"]
+        assert len(found) == 1, result.stdout.str()
+        return found[0]
+
+    # One argument: a bare path among the arguments would move pytest's rootdir to this repo.
+    checked = outcome(f"--citebench-doi-offline-dir={recorded}")
+    assert checked["outcome"] == "hallucinated", checked
+    assert "DOI 10.1371/notarealdoi does not exist" in checked["reason"], checked
+    unchecked = outcome()
+    assert unchecked["outcome"] == "correct", unchecked
+    assert "10.1371/notarealdoi unverifiable offline" in unchecked["reason"], unchecked

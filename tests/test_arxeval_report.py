@@ -11,8 +11,8 @@ import pytest
 
 from pytest_citebench import registry
 from pytest_citebench.api import Aggregate, Chart, Hint, Stat
+from pytest_citebench.doi import config as doi_setting
 from pytest_citebench.papers import arxeval
-from pytest_citebench.papers.arxeval import dois
 from pytest_citebench.papers.arxeval.report import doi_rows, sections
 
 NAN = math.nan
@@ -138,22 +138,25 @@ class _Config:
 
 
 def test_options_set_the_doi_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dois, "_CONFIG", None)
+    monkeypatch.setattr(doi_setting, "_CONFIG", None)
     monkeypatch.setenv("CITEBENCH_DOI_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CITEBENCH_DOI_OFFLINE_DIR", "/env/dir")
     configure = arxeval.PAPER.configure
     assert configure is not None
     configure(_Config())  # type: ignore[arg-type]
-    assert dois._CONFIG is None  # nothing given: the environment decides at lookup time
+    assert doi_setting._CONFIG is None  # nothing given: the environment decides at lookup time
     configure(_Config(citebench_doi="live", citebench_mailto="me@example.org"))  # type: ignore[arg-type]
-    assert dois.doi_config() == dois.DoiConfig(
+    assert doi_setting.doi_config() == doi_setting.DoiConfig(
         mode="live",
         offline_dirs=("/env/dir",),
         mailto="me@example.org",
         base_url="http://127.0.0.1:9",
     )
     configure(_Config(citebench_doi_offline_dir=["a", "b"]))  # type: ignore[arg-type]
-    assert dois.doi_config().mode == "offline" and dois.doi_config().offline_dirs == ("a", "b")
+    assert doi_setting.doi_config().mode == "offline" and doi_setting.doi_config().offline_dirs == (
+        "a",
+        "b",
+    )
 
 
 def test_options_are_added_to_the_group() -> None:

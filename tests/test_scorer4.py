@@ -12,6 +12,7 @@ issue 24; each one made at least one test here fail.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from pytest_citebench.papers.reasons.authors import parse_authors, same_person
 from pytest_citebench.papers.reasons.tasks import Direct, Indirect
 
 DIRECT, INDIRECT = Direct(), Indirect()
+REPO = Path(__file__).resolve().parent.parent
 
 GOLD = {
     "citing_title": "Policy Search for Robot Control",
@@ -506,6 +508,59 @@ def test_an_unknown_doi_is_unverifiable_never_correct_by_itself() -> None:
     assert "unverifiable" in score.reason and "10.9999/made.up.2015" in score.reason
     score = judge(INDIRECT, "A Different Paper About Robots, DOI: 10.9999/made.up.2015")
     assert score.outcome == "hallucinated" and "unverifiable" in score.reason
+
+
+@pytest.fixture
+def recorded_dois(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's recorded registry responses (``--citebench-doi-offline-dir``): real Crossref,
+    DataCite and OpenAlex bytes, a 404 and a 429 among them."""
+    from pytest_citebench.doi import config
+
+    dirs = (str(REPO / "fixtures" / "doi"),)
+    monkeypatch.setattr(config, "_CONFIG", config.DoiConfig(offline_dirs=dirs))
+
+
+FRET = (
+    "Single-molecule FRET studies on alpha-synuclein oligomerization of Parkinson's disease "
+    "genetically related mutants"
+)
+
+
+def test_a_doi_recorded_as_not_found_is_an_invented_citation(recorded_dois: None) -> None:
+    """The right title with a DOI the registries answered 404 for: a wrong citation, as in
+    ArxEval; without recorded responses the same DOI is only unverifiable."""
+    raw = "Trust Region Policy Optimization, DOI: 10.1371/notarealdoi"
+    score = check(INDIRECT, raw, "hallucinated")
+    assert "10.1371/notarealdoi does not exist" in score.reason, score.reason
+    score = check(DIRECT, f"{ALL}. doi:10.1371/notarealdoi", "hallucinated")
+    assert "does not exist" in score.reason, score.reason
+    score = check(INDIRECT, "DOI: 10.1371/notarealdoi", "hallucinated")  # names nothing else
+    assert "does not exist" in score.reason, score.reason
+
+
+def test_a_doi_registered_to_another_paper_is_a_wrong_citation(recorded_dois: None) -> None:
+    score = check(
+        INDIRECT, "Trust Region Policy Optimization (doi: 10.1038/srep16696)", "hallucinated"
+    )
+    assert "registered to another paper" in score.reason and "FRET" in score.reason, score.reason
+
+
+def test_a_doi_registered_to_the_cited_paper_is_confirmed(recorded_dois: None) -> None:
+    score = check(
+        INDIRECT, f'"{FRET}", https://doi.org/10.1038/srep16696', "correct", cited_title=FRET
+    )
+    assert "10.1038/srep16696 is the cited paper's (recorded crossref)" in score.reason, (
+        score.reason
+    )
+
+
+def test_a_doi_whose_recorded_lookup_failed_stays_unverifiable(recorded_dois: None) -> None:
+    """A recorded 429 is no answer: the title decides, and the reason says the DOI is
+    unverified (never that it exists or not)."""
+    score = check(INDIRECT, "Trust Region Policy Optimization, doi:10.1038/hdy.2013.26", "correct")
+    assert "10.1038/hdy.2013.26 unverifiable offline" in score.reason, score.reason
+    score = check(INDIRECT, "Trust Region Policy Optimization, doi:10.9999/made.up.2015", "correct")
+    assert "unverifiable offline" in score.reason, score.reason
 
 
 def test_a_bare_doi_is_not_a_numbered_list() -> None:

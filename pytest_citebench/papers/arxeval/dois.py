@@ -1,6 +1,7 @@
 """How the mixed-titles task checks the DOIs an answer gives: offline against the suite, or live.
 
-Set by ``CITEBENCH_DOI`` or :func:`configure_doi` (the ``--citebench-doi`` options):
+Set by ``CITEBENCH_DOI`` or :func:`~pytest_citebench.doi.config.configure_doi` (the
+``--citebench-doi`` options; the setting is the core's, REASONS reads its recorded responses too):
 
 * ``offline`` (default): a closed-world registry made of the suite corpus's DOIs (each arXiv
   paper's ``10.48550/arXiv.<id>`` and any journal DOI) plus, optionally, directories of recorded
@@ -23,68 +24,18 @@ import asyncio
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pytest_citebench.api import Sample
+
+# The DOI setting is the core's (doi/config.py): REASONS checks identifiers against it too.
+from pytest_citebench.doi.config import DoiConfig, DOILookupError
 from pytest_citebench.doi.extract import extract_title_doi_pairs, normalize_doi
 from pytest_citebench.doi.offline import OfflineDirResolver, RegistryResolver
 from pytest_citebench.doi.records import DOICheck, DOIRecord
 from pytest_citebench.doi.resolve import BaseResolver, RateLimiter, Resolver
 from pytest_citebench.doi.titles import DEFAULT_THRESHOLD
-from pytest_citebench.errors import CitebenchError
-
-
-class DOILookupError(CitebenchError):
-    """A DOI could not be checked (network, rate limit, server error): the item is an error."""
-
-
-DoiMode = Literal["offline", "live"]
-
-
-@dataclass(frozen=True)
-class DoiConfig:
-    """How the mixed task checks DOIs; see the module docstring.
-
-    ``base_url`` sends every registry to one mirror as ``<base_url>/<source>/...`` (a loopback
-    server in tests, a caching proxy in CI). ``threshold`` is the title-similarity bar.
-    """
-
-    mode: DoiMode = "offline"
-    offline_dirs: tuple[str, ...] = ()
-    mailto: str | None = None
-    base_url: str | None = None
-    threshold: float = DEFAULT_THRESHOLD
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> DoiConfig:
-        """The ``CITEBENCH_DOI*`` variables of ``environ`` (default: this process's)."""
-        env = os.environ if environ is None else environ
-        mode = (env.get("CITEBENCH_DOI") or "offline").strip().lower()
-        if mode not in ("offline", "live"):
-            raise DOILookupError(f"CITEBENCH_DOI={mode!r}: expected 'offline' or 'live'")
-        dirs = tuple(d for d in (env.get("CITEBENCH_DOI_OFFLINE_DIR") or "").split(os.pathsep) if d)
-        return cls(
-            mode="live" if mode == "live" else "offline",
-            offline_dirs=dirs,
-            mailto=env.get("CITEBENCH_MAILTO") or None,
-            base_url=env.get("CITEBENCH_DOI_BASE_URL") or None,
-        )
-
-
-_CONFIG: DoiConfig | None = None
-
-
-def configure_doi(config: DoiConfig | None) -> None:
-    """Set the DOI configuration for this process (a plugin option); None: read the environment."""
-    global _CONFIG
-    _CONFIG = config
-
-
-def doi_config() -> DoiConfig:
-    """The configuration set for this process, else the one the environment describes."""
-    return _CONFIG if _CONFIG is not None else DoiConfig.from_env()
 
 
 class OfflineSuiteResolver(BaseResolver):

@@ -25,7 +25,8 @@ def add_options(group: pytest.OptionGroup) -> None:
         "--citebench-doi-offline-dir",
         action="append",
         metavar="DIR",
-        help="recorded registry responses to check DOIs against offline; repeatable",
+        help="recorded registry responses to check DOIs against offline (ArxEval's mixed titles "
+        "and the DOIs given with a REASONS answer); repeatable",
     )
 
 
@@ -35,9 +36,13 @@ def configure(config: pytest.Config) -> None:
     mode = config.getoption("citebench_doi")
     dirs = config.getoption("citebench_doi_offline_dir")
     mailto = config.getoption("citebench_mailto")
+    from pytest_citebench.doi.config import DoiConfig, configure_doi
+
     if mode is None and not dirs and mailto is None:
+        # The environment decides at lookup time; an earlier run in this process (pytester's
+        # in-process runs) must not leave its options behind.
+        configure_doi(None)
         return
-    from pytest_citebench.papers.arxeval.dois import DoiConfig, configure_doi
 
     base = DoiConfig.from_env()
     configure_doi(

@@ -48,12 +48,12 @@ from pytest_citebench.api import (
     Search,
     Task,
 )
+from pytest_citebench.doi.config import doi_config
 from pytest_citebench.doi.extract import normalize_doi
 from pytest_citebench.papers.arxeval.dois import (
     check_dois,
     check_record,
     distinct_pairs,
-    doi_config,
     item_resolver,
 )
 from pytest_citebench.papers.arxeval.offline import arxeval_answer
