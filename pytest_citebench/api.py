@@ -40,11 +40,8 @@ OUTCOMES: tuple[Outcome, ...] = (
     "hallucinated",
     "error",
 )
-#: Bumped whenever a scoring rule changes what an outcome or a metric would be for the same raw
-#: answer. Records carry it; a baseline scored under another version is not compared (rescore
-#: it: ``python -m pytest_citebench rescore RESULTS``). Records without it were scored by "1".
-SCORER_VERSION = "4"
 #: The scorer version of a record that carries none (written before versions were stamped).
+#: Each task declares its own current version (``Task.scorer_version``).
 LEGACY_SCORER_VERSION = "1"
 
 FieldType = type | tuple[type, ...]
@@ -168,6 +165,85 @@ def stage_dicts(attempt: Attempt) -> list[dict[str, Any]]:
     return [asdict(stage) for stage in attempt.stages]
 
 
+# --------------------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """What a metric means and how the core treats it, declared once by the task that makes it.
+
+    Compare, the headline, every report's formatting and gate validation read these instead of
+    knowing any paper's metric names, so a new metric is one entry in its task's declaration.
+    """
+
+    doc: str
+    #: Which way is better; None for numbers with no good direction (counts, thresholds).
+    higher_is_better: bool | None = None
+    #: ``share`` (0-1, printed as a percentage), ``number`` (printed as is, three decimals) or
+    #: ``count`` (a whole number, printed as one).
+    scale: Literal["share", "number", "count"] = "share"
+    #: The column header in every report; empty means the metric's own name.
+    label: str = ""
+    #: How ``compare`` pairs two runs on it: ``mcnemar`` for a share of an ``outcome`` (yes/no
+    #: per item), ``bootstrap`` for a mean of per-item numbers, ``none`` for not compared.
+    paired_test: Literal["mcnemar", "bootstrap", "none"] = "none"
+    #: For a share of items: the outcome it counts (``accuracy`` counts ``correct``).
+    outcome: str | None = None
+    #: Says how far an answer is from the gold: the worst answers are ordered by the first such
+    #: metric an item has (in the task's order), and their rows show these metrics.
+    ranks_worst: bool = False
+    #: One of the task's key numbers: kept, after the outcome shares, when a table is narrowed.
+    key: bool = False
+    #: Drawn in the per-domain figures, if a share (every metric stays in the tables either way).
+    charted: bool = True
+
+    def __post_init__(self) -> None:
+        if self.paired_test != "none" and self.higher_is_better is None:
+            raise ValueError(f"{self.doc!r}: a compared metric needs higher_is_better")
+        if self.paired_test == "mcnemar" and self.outcome is None:
+            raise ValueError(f"{self.doc!r}: McNemar compares a share of one outcome: name it")
+
+
+#: The metrics every task has, computed by the core from the outcomes: a task's ``metrics``
+#: and ``set_metric_specs`` add to these and never redeclare them.
+CORE_METRICS: Mapping[str, MetricSpec] = MappingProxyType(
+    {
+        "accuracy": MetricSpec(
+            "share of items answered correctly",
+            higher_is_better=True,
+            label="acc %",
+            paired_test="mcnemar",
+            outcome="correct",
+        ),
+        "pp": MetricSpec(
+            "pass percentage: share of items where the model abstained",
+            label="PP %",
+            outcome="abstained",
+        ),
+        "hallucinated": MetricSpec(
+            "share of items naming at least one invented or wrong citation element",
+            higher_is_better=False,
+            label="halluc %",
+            paired_test="mcnemar",
+            outcome="hallucinated",
+        ),
+        "partial": MetricSpec(
+            "share of items answered with nothing invented but incomplete",
+            label="partial %",
+            outcome="partial",
+        ),
+        "unanswered": MetricSpec(
+            "share of items whose reply names no citation (empty, an echo of the prompt, "
+            "a placeholder)",
+            label="unans %",
+            outcome="unanswered",
+        ),
+        "errors": MetricSpec("items that ended in an error", scale="count"),
+        "n": MetricSpec("items scored", scale="count"),
+    }
+)
+
+
 # --------------------------------------------------------------------------- aggregates
 
 
@@ -278,7 +354,7 @@ class Search(Protocol):
     def __call__(self, query: str, k: int) -> Sequence[Any]: ...
 
 
-_EMPTY: Mapping[str, str] = MappingProxyType({})
+_NO_METRICS: Mapping[str, MetricSpec] = MappingProxyType({})
 
 
 class Task:
@@ -294,8 +370,14 @@ class Task:
     paper: str
     #: Fields every sample of a suite running this task must have, with their JSON types.
     fields: Mapping[str, FieldType]
-    #: Per-item numbers (name -> what it means); aggregated as means over answered items.
-    metrics: Mapping[str, str] = _EMPTY
+    #: Per-item numbers, declared (name -> what it means and how to read it); aggregated as
+    #: means over answered items.
+    metrics: Mapping[str, MetricSpec] = _NO_METRICS
+    #: The version of this task's scoring rules. Bump it whenever a rule changes what an outcome
+    #: or a metric would be for the same raw answer: records carry it, and a baseline scored
+    #: under another version of *this task's* rules is not compared (rescore it: ``python -m
+    #: pytest_citebench rescore RESULTS``); other tasks' baselines stay comparable.
+    scorer_version: str = LEGACY_SCORER_VERSION
     #: Shown beside the task in every report (e.g. that a protocol is an oracle).
     label: str = ""
     #: Stage names of an escalating task; with more than one, aggregates also go per final stage.
@@ -303,8 +385,9 @@ class Task:
     #: False for tasks judged only by their set metrics (verify, calibrate, reattribute), whose
     #: correct/hallucinated split is no citation verdict: reports leave their outcome shares out.
     outcome_shares: bool = True
-    #: Metrics of the whole group that are not means of per-item numbers (name -> meaning).
-    set_metric_docs: Mapping[str, str] = _EMPTY
+    #: Metrics of the whole group that are not means of per-item numbers, declared like
+    #: ``metrics``; ``set_metrics`` computes them.
+    set_metric_specs: Mapping[str, MetricSpec] = _NO_METRICS
     #: One sample for ``new-suite`` to write into a fresh suite; fields it lacks get placeholders.
     example: Mapping[str, Any] | None = None
     #: The suite needs a ``corpus.jsonl``: the built-in baselines (or the task itself) search it.
@@ -322,8 +405,13 @@ class Task:
         """Re-derive parsed stages from stored raw text under today's parser (``rescore``)."""
         return attempt
 
+    def declared_metrics(self) -> dict[str, MetricSpec]:
+        """Every metric of this task's aggregates, in report order: the core's outcome metrics,
+        then the per-item ones, then the set metrics."""
+        return {**CORE_METRICS, **self.metrics, **self.set_metric_specs}
+
     def set_metrics(self, records: Records) -> dict[str, Stat]:
-        """Metrics of a whole (model, suite, task) group, named in ``set_metric_docs``."""
+        """Metrics of a whole (model, suite, task) group, named in ``set_metric_specs``."""
         return {}
 
     def summary_lines(self, aggregates: Sequence[Aggregate], records: Records) -> list[str]:

@@ -10,9 +10,10 @@ be validated against the full list of tasks.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from importlib.metadata import entry_points
 
-from pytest_citebench.api import Paper, Task
+from pytest_citebench.api import CORE_METRICS, MetricSpec, Paper, Task
 from pytest_citebench.errors import CitebenchError
 
 GROUP = "pytest_citebench.tasks"
@@ -21,6 +22,9 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _PAPERS: dict[str, Paper] = {}
 _TASKS: dict[str, Task] = {}
 _OWNER: dict[str, str] = {}
+# Every declared metric by name (core ones included), with the task that declared it first.
+_METRICS: dict[str, MetricSpec] = dict(CORE_METRICS)
+_METRIC_OWNER: dict[str, str] = {}
 _loaded = False
 
 
@@ -47,11 +51,42 @@ def register(paper: Paper) -> Paper:
                 f"task {task.name!r} is registered twice (papers {_OWNER[task.name]!r} and "
                 f"{paper.name!r}); rename one of them"
             )
+    declared = _declared_metrics(paper)
     for task in paper.tasks:
         _TASKS[task.name] = task
         _OWNER[task.name] = paper.name
+    for name, (spec, task_name) in declared.items():
+        _METRICS[name] = spec
+        _METRIC_OWNER[name] = task_name
     _PAPERS[paper.name] = paper
     return paper
+
+
+def _declared_metrics(paper: Paper) -> dict[str, tuple[MetricSpec, str]]:
+    """The paper's metrics with the task declaring each, checked: reports and gates read a
+    metric by name, so one name must mean one thing. Typed, not a core metric again, and
+    declared alike (its doc aside) by every task that has it, in this paper or another."""
+    out: dict[str, tuple[MetricSpec, str]] = {}
+    for task in paper.tasks:
+        for name, spec in {**task.metrics, **task.set_metric_specs}.items():
+            where = f"paper {paper.name!r}, task {task.name!r}: metric {name!r}"
+            if not isinstance(spec, MetricSpec):
+                raise CitebenchError(
+                    f"{where}: declare it as pytest_citebench.api.MetricSpec(doc, ...), "
+                    f"not {type(spec).__name__}"
+                )
+            if name in CORE_METRICS:
+                raise CitebenchError(f"{where}: the core computes it for every task; rename it")
+            known, owner = out.get(name) or (_METRICS.get(name), _METRIC_OWNER.get(name, ""))
+            # A task registered again (pytester re-imports paper modules) may redeclare its own.
+            rival = owner and owner != task.name and (owner in _TASKS or name in out)
+            if known is not None and rival and replace(known, doc="") != replace(spec, doc=""):
+                raise CitebenchError(
+                    f"{where} is declared differently by task {owner!r}; reports read a metric "
+                    "by name, so declare it the same way or rename one"
+                )
+            out.setdefault(name, (spec, task.name))
+    return out
 
 
 def _load() -> None:
@@ -125,3 +160,10 @@ def all_tasks() -> list[Task]:
     """Every registered task, in name order, so what is built from them is stable across runs."""
     _load()
     return [_TASKS[name] for name in sorted(_TASKS)]
+
+
+def metric_spec(name: str) -> MetricSpec:
+    """How the metric called ``name`` reads: the core's declaration or a registered task's; a
+    name nothing declares (a results file from elsewhere, an outcome) reads as a share."""
+    _load()
+    return _METRICS.get(name) or MetricSpec("")

@@ -23,7 +23,6 @@ from typing import Any
 
 from pytest_citebench.api import (
     LEGACY_SCORER_VERSION,
-    SCORER_VERSION,
     Attempt,
     Hint,
     Message,
@@ -58,8 +57,9 @@ class ItemResult:
     usage: dict[str, Any] | None = None
     # One line saying why this outcome (see docs/outcomes.md).
     reason: str = ""
-    # The scoring rules the outcome and metrics were computed under (tasks.base.SCORER_VERSION).
-    scorer_version: str = SCORER_VERSION
+    # The version of the task's scoring rules the outcome and metrics were computed under
+    # (``Task.scorer_version``; "1" for records from before versions were stamped).
+    scorer_version: str = LEGACY_SCORER_VERSION
     # Answers read from a file (``answers:FILE``): {"file", "sha256"}; None for a model's own.
     answers_file: dict[str, str] | None = None
 
@@ -128,6 +128,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             nodeid=job.nodeid,
             usage=usage_summary(calls),
             answers_file=job.model.provenance(),
+            scorer_version=job.task.scorer_version,
             **kw,
         )
 

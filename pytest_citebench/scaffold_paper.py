@@ -38,6 +38,7 @@ from pytest_citebench.api import (
     Hint,
     ItemScore,
     Message,
+    MetricSpec,
     NamedTemplate,
     Paper,
     Sample,
@@ -58,7 +59,12 @@ class {cls}(Task):
     name = {task!r}
     paper = TITLE
     fields: Mapping[str, FieldType] = {{"claim": str, "title": str}}
-    metrics: Mapping[str, str] = {{"exact": "1 when the answer is the gold title, else 0"}}
+    metrics: Mapping[str, MetricSpec] = {{
+        "exact": MetricSpec("1 when the answer is the gold title, else 0", higher_is_better=True),
+    }}
+    # Bump when a rule change would score the same answer differently: older baselines of this
+    # task are then not compared until rescored (other tasks' stay comparable).
+    scorer_version = "1"
     example: Mapping[str, Any] = {{
         "claim": "a network architecture based solely on attention mechanisms",
         "title": "Attention Is All You Need",

@@ -641,14 +641,14 @@ class CitebenchSession:
     def stale_reason(self, record: dict[str, Any], job: Job) -> str | None:
         """Why a resumed record cannot stand for this run's item: its answer was scored against
         another suite version (other golds) or under other scoring rules. Such items run again."""
-        from pytest_citebench.api import LEGACY_SCORER_VERSION, SCORER_VERSION
+        from pytest_citebench.api import LEGACY_SCORER_VERSION
 
         version = record.get("suite_version")
         if version != job.suite_version:
             return f"suite {job.item.suite} v{version} -> v{job.suite_version}"
         scorer = str(record.get("scorer_version") or LEGACY_SCORER_VERSION)
-        if scorer != SCORER_VERSION:
-            return f"scorer {scorer} -> {SCORER_VERSION}"
+        if scorer != job.task.scorer_version:
+            return f"scorer {scorer} -> {job.task.scorer_version}"
         return None
 
     def should_stop(self) -> str | None:

@@ -551,5 +551,5 @@ def test_paper_declares_its_hooks_and_examples() -> None:
         assert task.example is not None and set(task.fields) <= set(task.example), task.name
         assert not task.uses_corpus, task.name
     # The set metrics' NaN fallbacks name the same metrics, in the same order, as the docs.
-    assert tuple(guard_tasks.Verify.set_metric_docs) == setstats.VALIDATION_METRICS
-    assert tuple(guard_tasks.Calibrate.set_metric_docs) == setstats.CALIBRATION_METRICS
+    assert tuple(guard_tasks.Verify.set_metric_specs) == setstats.VALIDATION_METRICS
+    assert tuple(guard_tasks.Calibrate.set_metric_specs) == setstats.CALIBRATION_METRICS

@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_interrupt import N, finish, plugin_args, read_items, start, wait_for, write_suite
 
+from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.api import SCORER_VERSION
 from pytest_citebench.testing.stubserver import StubServer
 
 USAGE = pytest.ExitCode.USAGE_ERROR
@@ -323,7 +323,7 @@ def test_resume_runs_records_of_another_version_again_and_says_so(
             record["scorer_version"] = "2"
         write_lines(pytester.path / "old.jsonl", old)
         stale = {r["nodeid"] for r in old[:2]}
-        why = f"scorer 2 -> {SCORER_VERSION}: 2"
+        why = f"scorer 2 -> {registry.get('direct').scorer_version}: 2"
     result = pytester.runpytest(
         "--citebench",
         "--citebench-resume",
@@ -340,7 +340,7 @@ def test_resume_runs_records_of_another_version_again_and_says_so(
     for record in new:
         if record["nodeid"] in stale:
             assert record["suite_version"] == (2 if change == "suite" else 1)
-            assert record["scorer_version"] == SCORER_VERSION
+            assert record["scorer_version"] == registry.get(record["task"]).scorer_version
     if not layout:  # under xdist the workers deselect, and the controller does not say
         deselected = len(old) - len(stale)
         assert (f"{deselected} deselected" in out) == bool(deselected)

@@ -24,21 +24,22 @@ if TYPE_CHECKING:
     from pytest_citebench.results.compare import Comparison
     from pytest_citebench.results.gates import Gate, GateResult
 
-# Metrics never charted: counts, not rates.
-_NOT_CHARTED = {"errors", "n"}
-# Left out of the per-domain figures (still in every table): hr_code repeats hr_paper's story
-# on another formula; the figures follow the paper's HR, PP, F1, BLEU (plus accuracy).
-_NOT_CHARTED_FIGURES = {"hr_code"}
-
 
 def columns(aggregates: Sequence[Aggregate]) -> list[str]:
     """Every metric any of the aggregates has, in the terminal table's order, then the rest."""
     order: list[str] = []
     for agg in aggregates:
         for metric in (*table_metrics(agg), *agg.metrics):
-            if metric not in order and metric not in _NOT_CHARTED and metric in agg.metrics:
+            # Counts (n, errors) are never charted: they are no rates.
+            if metric not in order and metric in agg.metrics and not _is_count(metric):
                 order.append(metric)
     return order
+
+
+def _is_count(metric: str) -> bool:
+    from pytest_citebench import registry
+
+    return registry.metric_spec(metric).scale == "count"
 
 
 def by_task(aggregates: Sequence[Aggregate]) -> dict[str, list[Aggregate]]:
@@ -69,6 +70,8 @@ class ChartSpec:
 
 def chart_specs(aggregates: Sequence[Aggregate]) -> list[ChartSpec]:
     """Per task, per rate metric with at least one value: the paper's per-domain figures."""
+    from pytest_citebench import registry
+
     specs = []
     for task, group in by_task(aggregates).items():
         plain = [a for a in group if a.stage is None and not is_variant(a.suite)]
@@ -80,7 +83,8 @@ def chart_specs(aggregates: Sequence[Aggregate]) -> list[ChartSpec]:
         for agg in plain:
             metrics += [m for m in table_metrics(agg) if m not in metrics]
         for metric in metrics:
-            if is_raw(metric) or metric in _NOT_CHARTED_FIGURES:
+            # A task may keep a share out of its figures (``MetricSpec.charted``).
+            if is_raw(metric) or not registry.metric_spec(metric).charted:
                 continue
             values = {
                 (a.suite, a.model): a.metrics[metric]

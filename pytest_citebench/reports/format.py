@@ -10,35 +10,29 @@ import math
 
 from pytest_citebench.api import Stat
 
-# Column headers of the metrics every report shows (others show their own name).
-LABELS = {
-    "accuracy": "acc %",
-    "pp": "PP %",
-    "hallucinated": "halluc %",
-    "unanswered": "unans %",
-    "partial": "partial %",
-    "hr_paper": "HR paper %",
-    "hr_code": "HR code %",
-    "f1": "F1 %",
-    "bleu": "BLEU %",
-}
-
 
 def label(metric: str) -> str:
-    """The column header for a metric (``hr_paper`` -> ``HR paper %``)."""
-    return LABELS.get(metric, metric)
+    """The column header a metric's declaration gives (``hr_paper`` -> ``HR paper %``), else its
+    name."""
+    from pytest_citebench import registry
+
+    return registry.metric_spec(metric).label or metric
 
 
 def is_raw(metric: str) -> bool:
     """Metrics not on a 0-1 scale are printed as they are, not as percentages."""
-    return metric in {"kappa", "ac1", "tau"} or metric.endswith(("_count", "_mean_n"))
+    from pytest_citebench import registry
+
+    return registry.metric_spec(metric).scale != "share"
 
 
 def fmt(stat: Stat | None, metric: str, *, ci: bool = True) -> str:
     """``12.5 [8.1, 17.9]`` for a share, ``0.412 [...]`` for a raw number, ``-`` for none."""
     if stat is None or stat.value is None or math.isnan(stat.value):
         return "-"
-    if metric in ("n", "errors"):
+    from pytest_citebench import registry
+
+    if registry.metric_spec(metric).scale == "count":
         return str(int(stat.value))
     scale, digits = (1.0, 3) if is_raw(metric) else (100.0, 1)
     text = f"{stat.value * scale:.{digits}f}"
@@ -47,4 +41,4 @@ def fmt(stat: Stat | None, metric: str, *, ci: bool = True) -> str:
     return text
 
 
-__all__ = ["LABELS", "fmt", "is_raw", "label"]
+__all__ = ["fmt", "is_raw", "label"]

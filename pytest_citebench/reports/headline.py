@@ -25,7 +25,7 @@ from pytest_citebench.results.aggregate import share
 from pytest_citebench.results.gates import measured_text
 
 if TYPE_CHECKING:
-    from pytest_citebench.api import Aggregate, Stat, Task
+    from pytest_citebench.api import Aggregate, MetricSpec, Stat, Task
     from pytest_citebench.results.compare import Comparison, GroupComparison
     from pytest_citebench.results.gates import Gate, GateResult
 
@@ -41,10 +41,6 @@ SHARE_LABELS = {
 }
 # Worst answers: the more a wrong answer misleads a reader, the earlier it is shown.
 SEVERITY = {"hallucinated": 0, "unanswered": 1, "partial": 2}
-# Item metrics that say how wrong an answer is, most telling first; higher = worse unless listed
-# in _HIGHER_IS_BETTER.
-BADNESS = ("hr_paper", "hr_code", "f1", "bleu", "cosine_minilm", "source_recall")
-_HIGHER_IS_BETTER = {"f1", "bleu", "cosine_minilm", "source_recall"}
 
 NO_GATE = "no gate set: nothing was judged"
 GATES_PASSED = "gates passed"
@@ -117,8 +113,8 @@ def own_metric_aggregates(aggregates: Sequence[Aggregate]) -> list[Aggregate]:
 
 
 def own_metrics(agg: Aggregate) -> list[str]:
-    """The set metrics a task documents, in its order (never the outcome shares)."""
-    docs = _task(agg.task).set_metric_docs
+    """The set metrics a task declares, in its order (never the outcome shares)."""
+    docs = _task(agg.task).set_metric_specs
     return [m for m in docs if m in agg.metrics]
 
 
@@ -248,13 +244,20 @@ def verdict(
 # -- worst answers ---------------------------------------------------------------------------------
 
 
+def distance_metrics(task: str) -> dict[str, MetricSpec]:
+    """The metrics ``task`` declares as saying how far an answer is from the gold
+    (``MetricSpec.ranks_worst``), most telling first."""
+    return {n: s for n, s in _task(task).declared_metrics().items() if s.ranks_worst}
+
+
 def badness(record: Mapping[str, Any]) -> float:
-    """How far from the gold, by the first ``BADNESS`` metric the record has; 1 (worst) if none."""
+    """How far from the gold, by the first distance metric of its task the record has; 1
+    (worst) if none."""
     metrics = record.get("metrics") or {}
-    for name in BADNESS:
+    for name, spec in distance_metrics(str(record.get("task", ""))).items():
         if name in metrics:
             value = float(metrics[name])
-            return 1.0 - value if name in _HIGHER_IS_BETTER else value
+            return 1.0 - value if spec.higher_is_better else value
     return 1.0
 
 
@@ -322,9 +325,11 @@ def pooled_by_task(groups: Sequence[WorstGroup], per_group: int) -> list[WorstGr
 
 
 def item_metrics_text(record: Mapping[str, Any], limit: int = 4) -> str:
-    """The most telling few metrics of an item (``BADNESS`` order), so a row stays one line."""
+    """The most telling few metrics of an item (its task's distance metrics, in order), so a
+    row stays one line."""
     metrics = record.get("metrics") or {}
-    shown = [k for k in BADNESS if k in metrics] or sorted(metrics)
+    distances = distance_metrics(str(record.get("task", "")))
+    shown = [k for k in distances if k in metrics] or sorted(metrics)
     return ", ".join(f"{k}={float(metrics[k]):.3f}" for k in shown[:limit])
 
 

@@ -10,8 +10,9 @@ import math
 import textwrap
 from collections import defaultdict
 
+from pytest_citebench import registry
 from pytest_citebench.api import Aggregate, Stat
-from pytest_citebench.reports.format import LABELS, is_raw
+from pytest_citebench.reports.format import is_raw, label
 from pytest_citebench.reports.table import text_table
 from pytest_citebench.results.aggregate import share, task_of
 
@@ -37,9 +38,6 @@ _SHARE_COLUMNS = {
     "partial": "partial",
     "pp": "abstained",
 }
-# Kept first when the table must be narrowed to fit: the verdict's shares, then the paper's HR
-# and F1; the rest in the task's order.
-_PRIORITY = (*_SHARE_COLUMNS, "hr_paper", "f1")
 # The terminal table fits this many columns unless -v asks for every metric.
 TABLE_WIDTH = 160
 
@@ -49,7 +47,7 @@ def table_metrics(agg: Aggregate) -> tuple[str, ...]:
     judged only by their set metrics (``outcome_shares = False``) get no share columns: a
     calibration point is "correct" by definition, so its accuracy says nothing."""
     task_obj = task_of(agg.task)
-    own = [*task_obj.metrics, *task_obj.set_metric_docs]
+    own = [*task_obj.metrics, *task_obj.set_metric_specs]
     if not task_obj.outcome_shares:
         return tuple(own)
     return (*_SHARE_COLUMNS, *own)
@@ -115,15 +113,18 @@ def _render(
             [agg.suite, task, agg.model, str(agg.metrics["n"].n), str(agg.counts.get("error", 0))]
         )
     cells = {
-        m: [LABELS.get(m, m)]
-        + [_fmt(column_stat(agg, m), percent=not is_raw(m)) for agg in ordered]
+        m: [label(m)] + [_fmt(column_stat(agg, m), percent=not is_raw(m)) for agg in ordered]
         for m in columns
     }
     col_width = {m: max(len(c) for c in cells[m]) for m in columns}
     used = sum(max(len(r[i]) for r in ident) + 2 for i in range(len(ident[0]))) - 2
     shown = list(columns)
     if not verbose:
-        ranked = [m for m in _PRIORITY if m in columns] + [m for m in columns if m not in _PRIORITY]
+        # Kept first when the table must be narrowed to fit: the verdict's shares, then the
+        # task's key metrics (``MetricSpec.key``); the rest in the task's order.
+        first = [m for m in _SHARE_COLUMNS if m in columns]
+        first += [m for m in columns if m not in first and registry.metric_spec(m).key]
+        ranked = first + [m for m in columns if m not in first]
         keep: set[str] = set()
         for index, metric in enumerate(ranked):
             # The first two (correct and hallucinated) are shown whatever the width.
@@ -134,9 +135,9 @@ def _render(
     rows = [ident[i] + [cells[m][i] for m in shown] for i in range(len(ident))]
     lines = text_table(rows[0], rows[1:], right_from=3, rule=True)
     labels = {(a.task, a.label) for a in aggregates if a.label}
-    for task, label in sorted(labels):
-        lines += textwrap.wrap(f"* {task}: {label}", width, subsequent_indent="  ")
-    hidden = [LABELS.get(m, m) for m in columns if m not in shown]
+    for task, note in sorted(labels):
+        lines += textwrap.wrap(f"* {task}: {note}", width, subsequent_indent="  ")
+    hidden = [label(m) for m in columns if m not in shown]
     if hidden:
         lines.append(f"not shown, to fit {width} columns (-v shows them): {', '.join(hidden)}")
     return lines

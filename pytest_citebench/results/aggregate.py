@@ -12,28 +12,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pytest_citebench.api import OUTCOMES, Aggregate, Stat, Task
+from pytest_citebench.api import CORE_METRICS, OUTCOMES, Aggregate, Stat, Task
 from pytest_citebench.metrics.stats import bootstrap_mean_ci, wilson_ci
 
-# Metrics every task has, from the outcomes. Shares get Wilson CIs; task metrics (means of
-# per-item numbers) get bootstrap CIs; tasks may add set-level metrics of their own.
-BASE_METRICS: Mapping[str, str] = {
-    "accuracy": "share of items answered correctly",
-    "pp": "pass percentage: share of items where the model abstained",
-    "hallucinated": "share of items naming at least one invented or wrong citation element",
-    "partial": "share of items answered with nothing invented but incomplete",
-    "unanswered": "share of items whose reply names no citation (empty, an echo of the prompt, "
-    "a placeholder)",
-    "errors": "items that ended in an error",
-    "n": "items scored",
-}
-_SHARES = (
-    ("accuracy", "correct"),
-    ("pp", "abstained"),
-    ("hallucinated", "hallucinated"),
-    ("partial", "partial"),
-    ("unanswered", "unanswered"),
-)
+# Metrics every task has, from the outcomes (declared in ``api.CORE_METRICS``): name -> meaning.
+# Shares get Wilson CIs; task metrics (means of per-item numbers) get bootstrap CIs; tasks may
+# add set-level metrics of their own.
+BASE_METRICS: Mapping[str, str] = {name: spec.doc for name, spec in CORE_METRICS.items()}
+_SHARES = tuple((name, spec.outcome) for name, spec in CORE_METRICS.items() if spec.outcome)
 # Per-item metrics (HR, F1, BLEU, ...) are means over items that named something: abstained and
 # unanswered items have no answer to measure.
 _NOT_ANSWERED = ("abstained", "unanswered")
@@ -45,8 +31,7 @@ def known_metrics() -> dict[str, str]:
 
     known = dict(BASE_METRICS)
     for task in registry.all_tasks():
-        known.update(task.metrics)
-        known.update(task.set_metric_docs)
+        known.update({name: spec.doc for name, spec in task.declared_metrics().items()})
     return known
 
 

@@ -36,23 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_citebench.api import MetricSpec
 from pytest_citebench.metrics.stats import mcnemar_exact
 
 ALPHA = 0.05
 BOOTSTRAP_B = 2000
 BOOTSTRAP_SEED = 0
 
-# metric -> (higher is better, test). Shares are tested with McNemar, per-item means with the
-# paired bootstrap. Only metrics both records carry are compared, so tasks without HR/F1 (the
-# guard and ArxEval tasks) are compared on their outcome shares.
-COMPARED: Mapping[str, tuple[bool, str]] = {
-    "accuracy": (True, "mcnemar"),
-    "hallucinated": (False, "mcnemar"),
-    "hr_paper": (False, "bootstrap"),
-    "f1": (True, "bootstrap"),
-}
-_OUTCOME_OF = {"accuracy": "correct", "hallucinated": "hallucinated"}
-
+# Which metrics are compared, which way is better and by which paired test is each task's own
+# declaration (``MetricSpec.paired_test``): the core's outcome shares by McNemar, a paper's
+# per-item means by the paired bootstrap. Only metrics both records carry are compared.
 Key = tuple[str, str, str]  # model, suite, task
 DEFAULT_CORRECTION = "holm"
 # Why a group was not compared: the start of its note, which the verdict counts by.
@@ -228,13 +221,25 @@ def _group(records: Iterable[Mapping[str, Any]]) -> dict[Key, dict[str, Mapping[
     return groups
 
 
+def compared_metrics(task: str) -> dict[str, MetricSpec]:
+    """The metrics of ``task`` that a comparison tests, in report order, from its declaration
+    (a task no installed paper provides: the core's outcome shares)."""
+    from pytest_citebench import registry
+
+    declared = registry.find(task).declared_metrics()
+    return {name: spec for name, spec in declared.items() if spec.paired_test != "none"}
+
+
 def _share_delta(
-    key: Key, metric: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], tol: float
+    key: Key,
+    metric: str,
+    spec: MetricSpec,
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    tol: float,
 ) -> MetricDelta:
     from pytest_citebench.metrics.stats import bootstrap_mean_ci
 
-    higher, test = COMPARED[metric]
-    outcome = _OUTCOME_OF[metric]
+    higher, test, outcome = bool(spec.higher_is_better), spec.paired_test, spec.outcome
     base = [float(b["outcome"] == outcome) for b, _ in pairs]
     new = [float(n["outcome"] == outcome) for _, n in pairs]
     # Discordant pairs counted as "got worse" / "got better" in the metric's own direction.
@@ -262,11 +267,15 @@ def _share_delta(
 
 
 def _mean_delta(
-    key: Key, metric: str, pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], tol: float
+    key: Key,
+    metric: str,
+    spec: MetricSpec,
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    tol: float,
 ) -> MetricDelta | None:
     from pytest_citebench.metrics.stats import bootstrap_mean_ci, sign_flip_p
 
-    higher, test = COMPARED[metric]
+    higher, test = bool(spec.higher_is_better), spec.paired_test
     values = [
         (float(b["metrics"][metric]), float(n["metrics"][metric]))
         for b, n in pairs
@@ -348,12 +357,12 @@ def compare(
             if base[i]["outcome"] != "error" and new[i]["outcome"] != "error"
         ]
         deltas: list[MetricDelta] = []
-        for metric, (_, test) in COMPARED.items():
-            if test == "mcnemar":
+        for metric, spec in compared_metrics(task).items():
+            if spec.paired_test == "mcnemar":
                 if pairs:
-                    deltas.append(_share_delta(key, metric, pairs, tolerance))
+                    deltas.append(_share_delta(key, metric, spec, pairs, tolerance))
             else:
-                delta = _mean_delta(key, metric, pairs, tolerance)
+                delta = _mean_delta(key, metric, spec, pairs, tolerance)
                 if delta is not None:
                     deltas.append(delta)
         result.groups.append(

@@ -1,8 +1,9 @@
 """Re-score a results file under today's scorer, from the raw answers it recorded: no model call.
 
-Why: scoring rules change (SCORER_VERSION), and a baseline scored under other rules cannot be
-compared with a new run (``compare`` refuses). The raw text of every model call is in each item
-record's ``stages``, so outcomes, metrics and reasons can be recomputed offline. What a task
+Why: scoring rules change (each task's ``scorer_version``), and a baseline scored under other
+rules cannot be compared with a new run (``compare`` refuses). The raw text of every model call
+is in each item record's ``stages``, so outcomes, metrics and reasons can be recomputed offline.
+What a task
 derived from the raw text is derived again (the REASONS parse; the guard's echo removal and
 verification with its named verifier, which is not the model under test). The mixed-titles
 task keeps the DOI checks it recorded: they are lookups, not parsing, and may have been live.
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.api import SCORER_VERSION, Attempt, Stage
+from pytest_citebench.api import Attempt, Stage
 
 
 @dataclass
@@ -32,11 +33,20 @@ class RescoreStats:
     rescored: int = 0
     errors: int = 0
     changes: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # task -> the scorer version its records were rescored under (each task has its own).
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def scorers(self) -> str:
+        """ "scorer 4" when every task rescored shares one version, else each task's."""
+        distinct = sorted(set(self.versions.values()))
+        if len(distinct) <= 1:
+            return f"scorer {distinct[0] if distinct else '-'}"
+        return "scorers " + ", ".join(f"{t} {v}" for t, v in sorted(self.versions.items()))
 
     def lines(self) -> list[str]:
         """The report printed after a rescore; says so when no outcome changed, too."""
         out = [
-            f"rescored {self.rescored} of {self.items} items under scorer {SCORER_VERSION} "
+            f"rescored {self.rescored} of {self.items} items under {self.scorers()} "
             f"({self.errors} error record(s) kept as they are)"
         ]
         for (old, new), count in sorted(self.changes.items()):
@@ -112,7 +122,7 @@ def rescore_record(
         answer=attempt.final.answer,
         stages=[asdict(s) for s in attempt.stages],
         reason=score.reason or out.get("reason", ""),
-        scorer_version=SCORER_VERSION,
+        scorer_version=task.scorer_version,
     )
     return out
 
@@ -133,6 +143,7 @@ def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[
             stats.errors += 1
         else:
             stats.rescored += 1
+            stats.versions[str(new["task"])] = str(new["scorer_version"])
             if new["outcome"] != record.get("outcome"):
                 stats.changes[(str(record.get("outcome")), str(new["outcome"]))] += 1
         records.append(new)

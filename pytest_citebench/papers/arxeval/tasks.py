@@ -42,6 +42,7 @@ from pytest_citebench.api import (
     Hint,
     ItemScore,
     Message,
+    MetricSpec,
     Outcome,
     Sample,
     ScoredStage,
@@ -88,23 +89,53 @@ _ATTENTION_ABSTRACT = (
     "translation."
 )
 
-JUMBLED_METRICS: Mapping[str, str] = {
-    "cosine_minilm": "cosine of all-MiniLM-L6-v2 embeddings, answer vs true abstract (answered)",
-    "bertscore_minilm": "BERTScore F1 with all-MiniLM-L6-v2 token vectors (not roberta-large), "
-    "greedy matching, no idf, no rescaling (answered)",
-    "sts_minilm": "sentence-aligned STS: F1 of best sentence-pair cosines, MiniLM (answered)",
+#: The version of the ArxEval scoring rules (see ``Task.scorer_version``).
+SCORER_VERSION = "4"
+
+JUMBLED_METRICS: Mapping[str, MetricSpec] = {
+    "cosine_minilm": MetricSpec(
+        "cosine of all-MiniLM-L6-v2 embeddings, answer vs true abstract (answered)",
+        higher_is_better=True,
+        ranks_worst=True,
+    ),
+    "bertscore_minilm": MetricSpec(
+        "BERTScore F1 with all-MiniLM-L6-v2 token vectors (not roberta-large), "
+        "greedy matching, no idf, no rescaling (answered)",
+        higher_is_better=True,
+    ),
+    "sts_minilm": MetricSpec(
+        "sentence-aligned STS: F1 of best sentence-pair cosines, MiniLM (answered)",
+        higher_is_better=True,
+    ),
 }
-MIXED_METRICS: Mapping[str, str] = {
-    "source_recall": "share of the two mixed papers whose DOI the answer gives (answered; not in "
-    "the paper: the prompt asks for related papers, so this is information, not correctness)",
+MIXED_METRICS: Mapping[str, MetricSpec] = {
+    "source_recall": MetricSpec(
+        "share of the two mixed papers whose DOI the answer gives (answered; not in "
+        "the paper: the prompt asks for related papers, so this is information, not correctness)",
+        higher_is_better=True,
+        ranks_worst=True,
+    ),
 }
-MIXED_SET_METRICS: Mapping[str, str] = {
-    "dois_count": "DOIs given in all (Table 5 'Total DOIs'; distinct per answer)",
-    "doi_found": "share of given DOIs that exist (Table 5 'DOIs Found'; item-bootstrap CI)",
-    "doi_not_found": "share of given DOIs that do not exist (Table 5 'DOIs Not Found')",
-    "doi_title_match": "share of existing DOIs registered under the title the model gave with "
-    "them (Table 5 'Matching Titles'; item-bootstrap CI)",
-    "adherence": f"share of items answered with exactly {DOIS_ASKED} DOIs, as the prompt asks",
+MIXED_SET_METRICS: Mapping[str, MetricSpec] = {
+    "dois_count": MetricSpec(
+        "DOIs given in all (Table 5 'Total DOIs'; distinct per answer)", scale="number"
+    ),
+    "doi_found": MetricSpec(
+        "share of given DOIs that exist (Table 5 'DOIs Found'; item-bootstrap CI)",
+        higher_is_better=True,
+    ),
+    "doi_not_found": MetricSpec(
+        "share of given DOIs that do not exist (Table 5 'DOIs Not Found')", higher_is_better=False
+    ),
+    "doi_title_match": MetricSpec(
+        "share of existing DOIs registered under the title the model gave with "
+        "them (Table 5 'Matching Titles'; item-bootstrap CI)",
+        higher_is_better=True,
+    ),
+    "adherence": MetricSpec(
+        f"share of items answered with exactly {DOIS_ASKED} DOIs, as the prompt asks",
+        higher_is_better=True,
+    ),
 }
 
 
@@ -155,6 +186,7 @@ class Jumbled(Task):
         "abstract": str,
     }
     metrics = JUMBLED_METRICS
+    scorer_version = SCORER_VERSION
     example: Mapping[str, Any] | None = {
         "jumbled_title": "Need Is Attention All You",
         "title": _ATTENTION_TITLE,
@@ -226,7 +258,8 @@ class Mixed(Task):
         "doi2": str,
     }
     metrics = MIXED_METRICS
-    set_metric_docs = MIXED_SET_METRICS
+    set_metric_specs = MIXED_SET_METRICS
+    scorer_version = SCORER_VERSION
     example: Mapping[str, Any] | None = {
         "mixed_title": "Residual Need Attention Learning You Image Is Deep All Recognition for",
         "title1": _ATTENTION_TITLE,

@@ -24,9 +24,9 @@ from pytest_citebench.papers.guard.stats import (
     recall_at_k,
 )
 
-#: ``verify``'s set metrics, in the order of ``Verify.set_metric_docs``.
+#: ``verify``'s set metrics, in the order of ``Verify.set_metric_specs``.
 VALIDATION_METRICS = ("recall_supported", "specificity", "kappa", "auc")
-#: ``calibrate``'s set metrics, in the order of ``Calibrate.set_metric_docs``.
+#: ``calibrate``'s set metrics, in the order of ``Calibrate.set_metric_specs``.
 CALIBRATION_METRICS = ("catch_rate", "flag_rate", "tau")
 
 

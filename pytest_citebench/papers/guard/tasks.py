@@ -47,6 +47,7 @@ from pytest_citebench.api import (
     Hint,
     ItemScore,
     Message,
+    MetricSpec,
     Outcome,
     Records,
     Sample,
@@ -90,6 +91,9 @@ from pytest_citebench.papers.guard.verdicts import (
 )
 from pytest_citebench.papers.guard.verifiers import VerifierUnavailable
 from pytest_citebench.parsing import is_abstention
+
+#: The version of the citation-guard scoring rules (see ``Task.scorer_version``).
+SCORER_VERSION = "4"
 
 PAPER = (
     "citation-guard: Goo, Kim, Han, Jo, Kim, Kim, Evaluating and Guarding Citation Faithfulness "
@@ -154,13 +158,27 @@ class Verify(Task):
     outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"claim": str, "passage": str, "label": str}
-    set_metric_docs: Mapping[str, str] = {
-        "recall_supported": "verify: share of gold-supported citations the verifier calls "
-        "supported (score > threshold), bootstrap 95% CI",
-        "specificity": "verify: share of gold-unsupported citations the verifier flags "
-        "(score <= threshold), bootstrap 95% CI",
-        "kappa": "verify: Cohen's kappa between gold and the verifier at its threshold, bootstrap",
-        "auc": "verify: ROC-AUC of the verifier score against gold (threshold-free), bootstrap",
+    scorer_version = SCORER_VERSION
+    set_metric_specs: Mapping[str, MetricSpec] = {
+        "recall_supported": MetricSpec(
+            "verify: share of gold-supported citations the verifier calls "
+            "supported (score > threshold), bootstrap 95% CI",
+            higher_is_better=True,
+        ),
+        "specificity": MetricSpec(
+            "verify: share of gold-unsupported citations the verifier flags "
+            "(score <= threshold), bootstrap 95% CI",
+            higher_is_better=True,
+        ),
+        "kappa": MetricSpec(
+            "verify: Cohen's kappa between gold and the verifier at its threshold, bootstrap",
+            higher_is_better=True,
+            scale="number",
+        ),
+        "auc": MetricSpec(
+            "verify: ROC-AUC of the verifier score against gold (threshold-free), bootstrap",
+            higher_is_better=True,
+        ),
     }
 
     example: Mapping[str, Any] = {
@@ -209,13 +227,23 @@ class Calibrate(Task):
     outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"label": str}
-    set_metric_docs: Mapping[str, str] = {
-        "catch_rate": "calibrate: split-conformal rule at alpha (CITEBENCH_GUARD_ALPHA, 0.10): "
-        "mean share of held-out unsupported items flagged over repeated seeded splits "
-        "(interval: 5th-95th percentile over splits)",
-        "flag_rate": "calibrate: same rule, mean share of supported items flagged (the review "
-        "budget; interval: 5th-95th percentile over splits)",
-        "tau": "calibrate: the conformal threshold tau(alpha) from all unsupported scores",
+    scorer_version = SCORER_VERSION
+    set_metric_specs: Mapping[str, MetricSpec] = {
+        "catch_rate": MetricSpec(
+            "calibrate: split-conformal rule at alpha (CITEBENCH_GUARD_ALPHA, 0.10): "
+            "mean share of held-out unsupported items flagged over repeated seeded splits "
+            "(interval: 5th-95th percentile over splits)",
+            higher_is_better=True,
+        ),
+        "flag_rate": MetricSpec(
+            "calibrate: same rule, mean share of supported items flagged (the review "
+            "budget; interval: 5th-95th percentile over splits)",
+            higher_is_better=False,
+        ),
+        "tau": MetricSpec(
+            "calibrate: the conformal threshold tau(alpha) from all unsupported scores",
+            scale="number",
+        ),
     }
 
     example: Mapping[str, Any] = {
@@ -278,9 +306,16 @@ class Reattribute(Task):
     outcome_shares = False
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"claim": str, "passages": list, "gold": int}
-    set_metric_docs: Mapping[str, str] = {
-        "recall_at_1": "reattribute: share of claims whose gold passage is ranked first (Wilson)",
-        "recall_at_5": "reattribute: share of claims whose gold passage is in the top 5 (Wilson)",
+    scorer_version = SCORER_VERSION
+    set_metric_specs: Mapping[str, MetricSpec] = {
+        "recall_at_1": MetricSpec(
+            "reattribute: share of claims whose gold passage is ranked first (Wilson)",
+            higher_is_better=True,
+        ),
+        "recall_at_5": MetricSpec(
+            "reattribute: share of claims whose gold passage is in the top 5 (Wilson)",
+            higher_is_better=True,
+        ),
     }
 
     example: Mapping[str, Any] = {
@@ -347,9 +382,13 @@ class Guard(Task):
         "passages": list,
         "tau": (int, float),
     }
-    set_metric_docs: Mapping[str, str] = {
-        "unsupported_rate": "guard: flagged citations / all citations (answers with citations; "
-        "item bootstrap 95% CI); relative to the named verifier and tau",
+    scorer_version = SCORER_VERSION
+    set_metric_specs: Mapping[str, MetricSpec] = {
+        "unsupported_rate": MetricSpec(
+            "guard: flagged citations / all citations (answers with citations; "
+            "item bootstrap 95% CI); relative to the named verifier and tau",
+            higher_is_better=False,
+        ),
     }
 
     example: Mapping[str, Any] = {

@@ -35,6 +35,7 @@ from pytest_citebench.api import (
     Hint,
     ItemScore,
     Message,
+    MetricSpec,
     NamedTemplate,
     Outcome,
     Records,
@@ -46,6 +47,9 @@ from pytest_citebench.api import (
 )
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.papers.hallmark.verdict import parse_verdict
+
+#: The version of the HALLMARK scoring rules (see ``Task.scorer_version``).
+SCORER_VERSION = "4"
 
 PAPER = (
     "HALLMARK: Reizinger and Brendel, Diagnosing Three Failure Modes in LLM Citation "
@@ -106,18 +110,41 @@ class Detect(Task):
         "fields": dict,
         "label": str,
     }
-    set_metric_docs: Mapping[str, str] = {
-        "detection_rate": "detect: share of HALLUCINATED entries flagged (UNCERTAIN and "
-        "unanswered left out), bootstrap 95% CI",
-        "false_positive_rate": "detect: share of VALID entries flagged, bootstrap 95% CI",
-        "f1_hallucination": "detect: F1 on HALLUCINATED, bootstrap 95% CI",
-        "tier_weighted_f1": "detect: F1 with hallucinated entries weighted by tier (1/2/3)",
-        "mcc": "detect: Matthews correlation of flagged vs gold",
-        "ece": "detect: expected calibration error of the confidence, 10 equal-width bins",
-        "auroc": "detect: ROC-AUC of the score (confidence, or 1 - confidence for VALID)",
-        "auprc": "detect: area under the precision-recall curve (interpolated, as upstream)",
-        "uncertain": "detect: number of UNCERTAIN answers (a count, no CI)",
-        "coverage": "detect: share of entries with an answer (UNCERTAIN counts as one)",
+    scorer_version = SCORER_VERSION
+    set_metric_specs: Mapping[str, MetricSpec] = {
+        "detection_rate": MetricSpec(
+            "detect: share of HALLUCINATED entries flagged (UNCERTAIN and "
+            "unanswered left out), bootstrap 95% CI",
+            higher_is_better=True,
+        ),
+        "false_positive_rate": MetricSpec(
+            "detect: share of VALID entries flagged, bootstrap 95% CI", higher_is_better=False
+        ),
+        "f1_hallucination": MetricSpec(
+            "detect: F1 on HALLUCINATED, bootstrap 95% CI", higher_is_better=True
+        ),
+        "tier_weighted_f1": MetricSpec(
+            "detect: F1 with hallucinated entries weighted by tier (1/2/3)", higher_is_better=True
+        ),
+        "mcc": MetricSpec("detect: Matthews correlation of flagged vs gold", higher_is_better=True),
+        "ece": MetricSpec(
+            "detect: expected calibration error of the confidence, 10 equal-width bins",
+            higher_is_better=False,
+        ),
+        "auroc": MetricSpec(
+            "detect: ROC-AUC of the score (confidence, or 1 - confidence for VALID)",
+            higher_is_better=True,
+        ),
+        "auprc": MetricSpec(
+            "detect: area under the precision-recall curve (interpolated, as upstream)",
+            higher_is_better=True,
+        ),
+        # A count, printed like a share as it always was (scale "count" would change reports).
+        "uncertain": MetricSpec("detect: number of UNCERTAIN answers (a count, no CI)"),
+        "coverage": MetricSpec(
+            "detect: share of entries with an answer (UNCERTAIN counts as one)",
+            higher_is_better=True,
+        ),
     }
     example: Mapping[str, Any] = {
         "bibtex_key": "vaswani2017attention",

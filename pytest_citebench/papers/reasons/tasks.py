@@ -19,6 +19,7 @@ from pytest_citebench.api import (
     Hint,
     ItemScore,
     Message,
+    MetricSpec,
     NamedTemplate,
     Outcome,
     Sample,
@@ -66,11 +67,40 @@ DIRECT_USER = NamedTemplate(
     "mention the paper in the title, also if you don't know write 'pass'.",
 )
 
-REASONS_METRICS: Mapping[str, str] = {
-    "hr_paper": "hallucination rate, the paper's formula (answered items)",
-    "hr_code": "hallucination rate, the REASONS code's |H-R|/|H| (answered items)",
-    "f1": "token-set F1 against the gold answer (answered items)",
-    "bleu": "BLEU-4, nltk, no smoothing (answered items)",
+#: The version of the REASONS scoring rules: bump it with any rule change that would give the same
+#: raw answer another outcome or metric (other papers' baselines stay comparable).
+SCORER_VERSION = "4"
+
+REASONS_METRICS: Mapping[str, MetricSpec] = {
+    "hr_paper": MetricSpec(
+        "hallucination rate, the paper's formula (answered items)",
+        higher_is_better=False,
+        label="HR paper %",
+        paired_test="bootstrap",
+        ranks_worst=True,
+        key=True,
+    ),
+    "hr_code": MetricSpec(
+        "hallucination rate, the REASONS code's |H-R|/|H| (answered items)",
+        higher_is_better=False,
+        label="HR code %",
+        ranks_worst=True,
+        charted=False,
+    ),
+    "f1": MetricSpec(
+        "token-set F1 against the gold answer (answered items)",
+        higher_is_better=True,
+        label="F1 %",
+        paired_test="bootstrap",
+        ranks_worst=True,
+        key=True,
+    ),
+    "bleu": MetricSpec(
+        "BLEU-4, nltk, no smoothing (answered items)",
+        higher_is_better=True,
+        label="BLEU %",
+        ranks_worst=True,
+    ),
 }
 
 REASONS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
@@ -205,6 +235,7 @@ class _Reasons(Task):
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = REASONS_FIELDS
     metrics = REASONS_METRICS
+    scorer_version = SCORER_VERSION
     example: Mapping[str, Any] | None = EXAMPLE
     # The offline baselines answer every REASONS task by searching the suite's corpus.
     uses_corpus = True

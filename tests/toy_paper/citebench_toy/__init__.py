@@ -21,6 +21,7 @@ from pytest_citebench.api import (
     Hint,
     ItemScore,
     Message,
+    MetricSpec,
     NamedTemplate,
     Paper,
     Records,
@@ -40,7 +41,10 @@ class Echo(Task):
     name = "toy_echo"
     paper = "Toy: a third-party paper"
     fields: Mapping[str, FieldType] = {"topic": str, "title": str}
-    metrics: Mapping[str, str] = {"exact": "1 when the answer is the gold title"}
+    metrics: Mapping[str, MetricSpec] = {
+        "exact": MetricSpec("1 when the answer is the gold title", higher_is_better=True)
+    }
+    scorer_version = "1"
     example: Mapping[str, Any] = {"topic": "attention", "title": "Attention Is All You Need"}
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
