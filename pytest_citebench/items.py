@@ -16,7 +16,8 @@ from pytest_citebench.errors import CitebenchError
 from pytest_citebench.suites import Manifest, Suite, SuiteError, load_suite
 
 if TYPE_CHECKING:
-    from pytest_citebench.runner import ItemResult, Job
+    from pytest_citebench.results.record import ItemResult
+    from pytest_citebench.runner import Job
     from pytest_citebench.session import CitebenchSession
 
 PROPERTY = "citebench"

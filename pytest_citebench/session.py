@@ -24,7 +24,8 @@ from pytest_citebench.models import Model, RetryPolicy, SamplingParams
 from pytest_citebench.options import Options
 from pytest_citebench.results.files import same_file
 from pytest_citebench.results.gates import Gate, GateResult, parse_gate
-from pytest_citebench.runner import Engine, ItemResult, Job, run_item
+from pytest_citebench.results.record import ItemResult
+from pytest_citebench.runner import Engine, Job, run_item
 from pytest_citebench.workers import share, worker_slot, xdist_queue, xdist_workers
 
 if TYPE_CHECKING:
