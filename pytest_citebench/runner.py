@@ -71,7 +71,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         # A remote answer is scored as replay will see it: scrubbed like its cassette (decoded too:
         # a key echoed base64- or percent-encoded), so a model (or a proxy) that echoes a key puts
         # it in neither the results nor the report.
-        return text if job.model.is_local else scrub_decoded(text)
+        return scrub_decoded(text) if job.model.traits.records_cassettes else text
 
     def result(outcome: Outcome, **kw: Any) -> ItemResult:
         return ItemResult(
@@ -88,7 +88,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             **kw,
         )
 
-    recording = recorder is not None and not job.model.is_local
+    recording = recorder is not None and job.model.traits.records_cassettes
     attempt: Attempt | None = None
     try:
         if recorder is not None and recording:
