@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_citebench.reports.formats import FORMATS
+
 
 def _validate(args: argparse.Namespace) -> int:
     from pytest_citebench.scaffold import todos_left
@@ -69,8 +71,11 @@ def _merge(args: argparse.Namespace) -> int:
             pyproject=Path(args.pyproject) if args.pyproject else None,
             baseline=Path(args.baseline) if args.baseline else None,
             tolerance=args.tolerance,
-            html=Path(args.html) if args.html else None,
-            markdown=Path(args.markdown) if args.markdown else None,
+            reports={
+                fmt.name: Path(getattr(args, fmt.name))
+                for fmt in FORMATS
+                if getattr(args, fmt.name, None)
+            },
             allow_partial=args.allow_partial,
             correction=args.correction,
         )
@@ -196,8 +201,8 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default="holm",
         help="adjust the baseline p-values over all tests (default holm)",
     )
-    p.add_argument("--html", help="write the HTML report here")
-    p.add_argument("--markdown", help="write the Markdown summary here")
+    for fmt in FORMATS:
+        p.add_argument(fmt.merge_option, help=fmt.merge_help)
     p.add_argument(
         "--allow-partial",
         action="store_true",

@@ -28,7 +28,7 @@ def latency_warnings(models: Sequence[Model], records: Sequence[Mapping[str, Any
             for r in records
             if r.get("model") == model.name and r.get("outcome") != "error"
         )
-        if model.is_local or len(durations) < 2:
+        if model.traits.runs_in_process or len(durations) < 2:
             continue
         p95 = durations[min(len(durations) - 1, int(0.95 * len(durations)))]
         if p95 > model.retry.timeout / 2:

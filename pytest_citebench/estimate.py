@@ -66,11 +66,11 @@ def estimate(jobs: Sequence[Any]) -> list[Estimate]:
         row.completion_tokens += calls * model.params.max_tokens
     for job in jobs:
         row = by_model[job.model.name]
-        if job.model.is_local:
+        if not job.model.traits.priced:
             row.cost = 0.0
     for name, row in by_model.items():
         model = next(j.model for j in jobs if j.model.name == name)
-        if not model.is_local:
+        if model.traits.priced:
             row.cost = _price(model.litellm_model or model.name, row)
     return list(by_model.values())
 

@@ -16,7 +16,8 @@ from pytest_citebench.errors import CitebenchError
 from pytest_citebench.suites import Manifest, Suite, SuiteError, load_suite
 
 if TYPE_CHECKING:
-    from pytest_citebench.runner import ItemResult, Job
+    from pytest_citebench.results.record import ItemResult
+    from pytest_citebench.runner import Job
     from pytest_citebench.session import CitebenchSession
 
 PROPERTY = "citebench"
@@ -65,14 +66,14 @@ class SuiteFile(pytest.File):
         session = citebench_session(self.config)
         try:
             suite = load_suite(self.path)
-            session.add_suite(suite)
+            session.collection.add_suite(suite)
         except SuiteError as exc:
             # One failing test for a bad suite; a collection error would stop every other suite.
             yield BadSuite.from_parent(self, name="invalid-suite", error=exc)
             return
         self.config.addinivalue_line("markers", f"{suite.manifest.marker}: suite {suite.name}")
         for task in suite.manifest.tasks:
-            if session.wants_task(task):
+            if session.collection.wants_task(task):
                 yield TaskGroup.from_parent(self, name=task, suite=suite)
         for paper in registry.papers():
             for variant in paper.variants:
@@ -92,7 +93,7 @@ class Variant(pytest.Collector):
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         session = citebench_session(self.config)
         name = f"{self.suite.name}+{self.name}"
-        derived = session.derive(self.suite, self.variant)
+        derived = session.collection.derive(self.suite, self.variant)
         items = [replace(d.item, suite=name) for d in derived if d.item is not None]
         for skipped in (d for d in derived if d.item is None):
             yield SkippedSwap.from_parent(self, name=skipped.original.id, reason=skipped.reason)
@@ -103,7 +104,7 @@ class Variant(pytest.Collector):
                 "markers", f"{variant.manifest.marker}: suite {name} ({self.name})"
             )
             for task in self.suite.manifest.tasks:
-                if session.wants_task(task):
+                if session.collection.wants_task(task):
                     yield TaskGroup.from_parent(self, name=task, suite=variant)
 
 
@@ -144,7 +145,9 @@ class TaskGroup(pytest.Collector):
                 case = CaseItem.from_parent(
                     self, name=name, nodeid=f"{self.nodeid}::{name}", manifest=self.suite.manifest
                 )
-                case.job = session.make_job(case.nodeid, item, task, model, self.suite.manifest)
+                case.job = session.collection.make_job(
+                    case.nodeid, item, task, model, self.suite.manifest
+                )
                 yield case
 
 
@@ -172,7 +175,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         session = citebench_session(self.config)
-        result = session.result_for(self)
+        result = session.scheduler.result_for(self)
         self.user_properties.append((PROPERTY, jsonl.dumps(result.to_record())))
         if getattr(self.config.option, "xmlpath", None):
             # Flat per-item pairs for JUnit XML: CI dashboards read <property> tags.

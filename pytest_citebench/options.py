@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_citebench.models import DEFAULT_MODEL, RetryPolicy, SamplingParams
+from pytest_citebench.reports.formats import FORMATS
 from pytest_citebench.settings import SETTINGS, SettingError, check
 
 if TYPE_CHECKING:
@@ -105,8 +106,8 @@ class Options:
     rag_k: int | None = None
     pyproject_gates: list[str] = field(default_factory=list)
     # Reports, baseline regression and sharding (reports/, results/compare.py, sharding.py).
-    html: Path | None = None
-    markdown: Path | None = None
+    # Report format name -> the file it goes to, for the formats asked for (reports.formats).
+    reports: dict[str, Path] = field(default_factory=dict)
     baseline: Path | None = None
     tolerance: float = 0.0
     correction: str = "holm"
@@ -226,8 +227,11 @@ class Options:
             else None,
             rag=list(dict.fromkeys(opt("rag") or [])),
             rag_k=opt("rag_k"),
-            html=_path_option(config, "citebench_html"),
-            markdown=_path_option(config, "citebench_markdown"),
+            reports={
+                fmt.name: path
+                for fmt in FORMATS
+                if (path := _path_option(config, fmt.dest)) is not None
+            },
             baseline=_path_option(config, "citebench_baseline")
             or (root / baseline if baseline is not None else None),
             tolerance=opt("tolerance", 0.0),

@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-from pytest_citebench.settings import SETTINGS
+from pytest_citebench.flags import FLAG, add_flags
 
-FLAG = "--citebench"
-RECORD_MODES = ("none", "once", "new_episodes", "all")
 # Items --citebench-shard deselected: an empty shard is fine only if it had items to give away.
 _SHARD_DESELECTED = pytest.StashKey[int]()
 _RESUMED_KEY = "citebench_resumed"  # in an xdist worker's workeroutput: nodeids it resumed
@@ -35,148 +33,7 @@ _CATEGORIES = {
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Declared whether or not ``--citebench`` is given (pytest parses before any hook could
     check); each paper adds its own options to the same group."""
-    group = parser.getgroup("citebench", "citation benchmarks (pytest-citebench)")
-    group.addoption(
-        FLAG,
-        action="store_true",
-        help="run the citation suites as tests (with --help: also each paper's own options)",
-    )
-    group.addoption(
-        "--citebench-model",
-        action="append",
-        metavar="MODEL",
-        help="litellm model name, repeatable (default: the offline baseline citebench/bm25); "
-        "answers:FILE scores answers produced elsewhere (JSON lines {id, answer[, task]})",
-    )
-    group.addoption(
-        "--citebench-api-base", metavar="URL", help="API base for OpenAI-compatible servers"
-    )
-    group.addoption(
-        "--citebench-system-role",
-        choices=("system", "user"),
-        help="how system text is sent: as a system message (default) or folded into the first "
-        "user turn, for chat templates that drop system messages",
-    )
-    group.addoption(
-        "--citebench-estimate",
-        action="store_true",
-        help="with --collect-only: print the model calls and estimated cost of the selection",
-    )
-    group.addoption(
-        "--citebench-max-cost",
-        type=float,
-        metavar="USD",
-        help="stop a recording run before it spends more than this (litellm's local cost map)",
-    )
-    group.addoption(
-        "--citebench-record",
-        choices=RECORD_MODES,
-        default=None,
-        help="vcrpy record mode for remote models (default: none = replay only, no network)",
-    )
-    group.addoption(
-        "--citebench-cassettes", metavar="DIR", help="cassette folder (default: ./cassettes)"
-    )
-    group.addoption(
-        "--citebench-gate",
-        action="append",
-        metavar="SPEC",
-        help="gate 'SUITE_GLOB:TASK:METRIC<=VALUE' (or >=), repeatable",
-    )
-    group.addoption(
-        "--citebench-strict",
-        action="store_true",
-        help="hallucinated items fail (partial, unanswered and abstained never do)",
-    )
-    group.addoption("--citebench-results", metavar="FILE", help="write JSON-lines results here")
-    group.addoption(
-        "--citebench-concurrency", type=int, metavar="N", help="model calls in flight (16)"
-    )
-    group.addoption(
-        "--citebench-temperature", type=float, metavar="T", help="sampling temperature (1.0)"
-    )
-    group.addoption("--citebench-max-tokens", type=int, metavar="N", help="max tokens (256)")
-    group.addoption(
-        "--citebench-top-p", type=float, metavar="P", help="nucleus sampling top_p (0.95)"
-    )
-    group.addoption(
-        "--citebench-param",
-        action="append",
-        metavar="KEY=VALUE",
-        help="extra litellm completion argument (JSON value), repeatable; e.g. seed=7",
-    )
-    group.addoption("--citebench-retries", type=int, metavar="N", help="retries per call (2)")
-    group.addoption("--citebench-timeout", type=float, metavar="S", help="per-call timeout (120)")
-    group.addoption("--citebench-task", action="append", metavar="TASK", help="only these tasks")
-    group.addoption(
-        "--citebench-max-errors",
-        type=int,
-        metavar="N",
-        help="stop the run once more than N items ended in an error (a provider that is down)",
-    )
-    group.addoption(
-        "--citebench-resume",
-        metavar="RESULTS",
-        help="skip the items this results file already finished (errors run again) and "
-        "aggregate them with the rest, as if the run had never stopped",
-    )
-    group.addoption(
-        "--citebench-rag",
-        action="append",
-        choices=SETTINGS["rag"].choices,
-        help="wrap every model in RAG: naive (BM25 top-2) or advanced (dense + trained "
-        "cross-encoder); repeatable, 'none' keeps the plain model beside it",
-    )
-    group.addoption("--citebench-rag-k", type=int, metavar="K", help="papers retrieved (2 / 40)")
-    group.addoption(
-        "--citebench-mailto", metavar="EMAIL", help="contact for Crossref's polite pool"
-    )
-    group.addoption(
-        "--citebench-show",
-        type=int,
-        metavar="N",
-        help="worst answers shown per task (compact tables) or per suite x task (full tables and "
-        "the reports) (2; 0: none)",
-    )
-    group.addoption(
-        "--citebench-tables",
-        choices=SETTINGS["tables"].choices,
-        help="terminal tables: compact (default: one row per suite x task x model, worst answers "
-        "per task) or full (per-final-stage rows, worst answers per suite x task)",
-    )
-    # -- reports, baseline regression, sharding (pytest_citebench.reports/compare/sharding) --
-    group.addoption(
-        "--citebench-html", metavar="FILE", help="write a self-contained HTML report here"
-    )
-    group.addoption(
-        "--citebench-markdown",
-        metavar="FILE",
-        help="write a Markdown summary here (appends when FILE is $GITHUB_STEP_SUMMARY)",
-    )
-    group.addoption(
-        "--citebench-baseline",
-        metavar="RESULTS",
-        help="compare with this results file (paired, per suite x task); a metric significantly "
-        "worse by more than the tolerance fails the run",
-    )
-    group.addoption(
-        "--citebench-tolerance",
-        type=float,
-        metavar="T",
-        help="worsening allowed against the baseline, as a share (0.02 = 2 points; default 0)",
-    )
-    group.addoption(
-        "--citebench-correction",
-        choices=SETTINGS["correction"].choices,
-        help="adjust the baseline comparison's p-values over all tested suite x task x metric: "
-        "holm (default; family-wise), bh (false discovery rate) or none",
-    )
-    group.addoption(
-        "--citebench-shard",
-        metavar="I/N",
-        help="run only shard I of N (1-based; items split by a hash of suite::task::item id); "
-        "combine shard results with 'python -m pytest_citebench merge'",
-    )
+    add_flags(parser)
 
 
 def pytest_load_initial_conftests(
@@ -311,21 +168,22 @@ def pytest_collection_modifyitems(
         if dropped:
             items[:] = kept
             config.hook.pytest_deselected(items=dropped)
-    if not cb.resumed:
+    ledger = cb.ledger
+    if not ledger.resumed:
         return
     done = []
     for item in items:
-        record = cb.resumed.get(item.nodeid)
+        record = ledger.resumed.get(item.nodeid)
         job = getattr(item, "job", None)
         if record is None:
             continue
-        stale = cb.stale_reason(record, job) if job is not None else None
+        stale = cb.ledger.stale_reason(record, job) if job is not None else None
         if stale is None:
             done.append(item)
         else:  # scored against other golds or rules: run again, and said in the summary
-            cb.stale_resumed[item.nodeid] = stale
-    if cb.is_worker and cb.stale_resumed:
-        config.workeroutput[_STALE_KEY] = dict(cb.stale_resumed)  # type: ignore[attr-defined]
+            ledger.stale_resumed[item.nodeid] = stale
+    if cb.is_worker and ledger.stale_resumed:
+        config.workeroutput[_STALE_KEY] = dict(ledger.stale_resumed)  # type: ignore[attr-defined]
     config.stash[_RESUMED_COUNT] = len(done)
     if done:
         # Same file, same decision on every xdist worker, so they all collect the same items.
@@ -337,7 +195,7 @@ def pytest_collection_modifyitems(
             # items this run selected: the workers tell it (pytest_testnodedown below).
             config.workeroutput[_RESUMED_KEY] = [item.nodeid for item in done]  # type: ignore[attr-defined]
         else:
-            cb.replay_resumed([item.nodeid for item in done])
+            ledger.replay_resumed([item.nodeid for item in done])
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -352,7 +210,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if cb.is_worker:
         config.workeroutput[_SHARD_EXPECTED_KEY] = expected  # type: ignore[attr-defined]
     else:
-        cb.shard_expected = expected
+        cb.ledger.shard_expected = expected
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -379,30 +237,29 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
         return (yield)  # --collect-only must never call a model
     if session.testsfailed and not session.config.option.continue_on_collection_errors:
         return (yield)  # collection errors: pytest runs no test, and the results file stays
-    cb.start_results()
+    cb.ledger.start()
     _drop_per_test_log_capture(session)
-    cb.tune_gc()
-    cb.prefetch(session)
+    cb.scheduler.tune_gc()
+    cb.scheduler.prefetch(session)
     try:
         result = yield
     finally:
         # Stop the engine before anything else runs: leftover prefetched calls (after -x or
         # Ctrl-C) must not race the rest of the session.
-        cb.close()
+        cb.scheduler.close()
     if not cb.is_worker:
         # Only once the items ended normally: an interrupted run unwinds with SIGTERM as it was,
         # so a second one still stops it.
         _hold_sigterm(cb)
-        # Gates fail the run through testsfailed: by sessionfinish it is too late to change it.
+        # Gates and baseline regressions fail the run through testsfailed: by sessionfinish it
+        # is too late to change it. The reports are written then too.
         failed = cb.finish()
-        # Baseline regressions fail it the same way; then the HTML / Markdown reports.
-        failed += cb.finish_reports()
         # A shard sees a share of the items: its gates and deltas are printed, and the merge
         # of all shards decides (python -m pytest_citebench merge).
         if cb.options.shard is None:
             session.testsfailed += failed
         # A results file or report that could not be written fails any run, a shard's too.
-        session.testsfailed += len(cb.output_errors)
+        session.testsfailed += len(cb.ledger.output_errors)
     return result
 
 
@@ -444,8 +301,8 @@ class _ControllerHooks:
 
         found = case_record(report)
         if found is not None:
-            self.cb.add_record(*found)
-            reason = self.cb.should_stop()
+            self.cb.ledger.add(*found)
+            reason = self.cb.ledger.should_stop()
             if reason:
                 self._stop(report, reason)
 
@@ -466,14 +323,14 @@ class _ControllerHooks:
         collects the same items and so deselects the same ones)."""
         output = getattr(node, "workeroutput", None) or {}
         nodeids = output.get(_RESUMED_KEY)
-        if nodeids is not None and not self.cb.resumed_replayed:
-            self.cb.replay_resumed(list(nodeids))
+        if nodeids is not None and not self.cb.ledger.resumed_replayed:
+            self.cb.ledger.replay_resumed(list(nodeids))
         stale = output.get(_STALE_KEY)
         if isinstance(stale, dict):
-            self.cb.stale_resumed.update(stale)
+            self.cb.ledger.stale_resumed.update(stale)
         expected = output.get(_SHARD_EXPECTED_KEY)
         if isinstance(expected, int):
-            self.cb.shard_expected = expected  # every worker collects the same items
+            self.cb.ledger.shard_expected = expected  # every worker collects the same items
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
@@ -504,26 +361,39 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 terminalreporter.write_line(line)
         return
     from pytest_citebench.diagnostics import latency_warnings, miss_report
-    from pytest_citebench.reports.summary import write_summary
+    from pytest_citebench.reports.run_settings import command_settings, sampling_line
+    from pytest_citebench.reports.summary import RunFacts, write_summary
+    from pytest_citebench.results.conclude import interrupted
 
-    write_summary(terminalreporter, cb)
-    if cb.stale_resumed:
+    ledger, opts = cb.ledger, cb.options
+    facts = RunFacts(
+        models=opts.models,
+        record=opts.record,
+        sampling=sampling_line(opts, cb.models),
+        show=opts.show,
+        tables=opts.tables,
+        shard=opts.shard.spec if opts.shard is not None else None,
+        results=opts.results,
+        written=cb.written_reports,
+    )
+    write_summary(terminalreporter, cb.conclusion or interrupted(ledger.records, cb.gates), facts)
+    if ledger.stale_resumed:
         from collections import Counter
 
-        why = Counter(cb.stale_resumed.values())
+        why = Counter(ledger.stale_resumed.values())
         terminalreporter.write_line(
-            f"citebench: ran {len(cb.stale_resumed)} item(s) of --citebench-resume "
+            f"citebench: ran {len(ledger.stale_resumed)} item(s) of --citebench-resume "
             f"{cb.options.resume} again: recorded under another version ("
             + "; ".join(f"{reason}: {n}" for reason, n in sorted(why.items()))
             + ")",
             yellow=True,
         )
-    for error in cb.output_errors:
+    for error in ledger.output_errors:
         terminalreporter.write_line(f"ERROR {error}", red=True)
-    for line in latency_warnings(cb.models, cb.records):
+    for line in latency_warnings(cb.models, ledger.records):
         terminalreporter.write_line(line, yellow=True)
     misses = miss_report(
-        cb.records, [str(a) for a in cb.config.invocation_params.args], cb.command_settings()
+        ledger.records, [str(a) for a in cb.config.invocation_params.args], command_settings(opts)
     )
     if misses:
         terminalreporter.write_sep("-", "citebench cassette misses")
@@ -559,8 +429,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Reached even when the run stopped early and ``finish`` never closed the results file."""
     cb = _session(config)
     if cb is not None:
-        cb.close()
-        cb.close_results()
+        cb.scheduler.close()
+        cb.ledger.close()
     remove = config.stash.get(_LOG_SCRUBBER, None)
     if remove is not None:
         remove()

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import inspect
 import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_citebench.api import (
-    LEGACY_SCORER_VERSION,
     Attempt,
     Hint,
     Message,
@@ -33,48 +31,7 @@ from pytest_citebench.api import (
 from pytest_citebench.errors import CassetteMiss, CassetteNotSaved, CitebenchError
 from pytest_citebench.models import Model, track_usage, usage_summary
 from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_decoded
-
-
-@dataclass(frozen=True)
-class ItemResult:
-    """One finished item; this is the record in the results file and on the test report."""
-
-    model: str
-    suite: str
-    suite_version: int
-    task: str
-    item_id: str
-    outcome: Outcome
-    answer: str
-    expected: str
-    metrics: dict[str, float]
-    raw_answer: str = ""
-    stages: list[dict[str, Any]] = field(default_factory=list)
-    error: str | None = None
-    duration: float = 0.0
-    nodeid: str = ""
-    # Remote calls only: {"calls", "prompt_tokens", "completion_tokens", "cost", "latencies"}.
-    usage: dict[str, Any] | None = None
-    # One line saying why this outcome (see docs/outcomes.md).
-    reason: str = ""
-    # The version of the task's scoring rules the outcome and metrics were computed under
-    # (``Task.scorer_version``; "1" for records from before versions were stamped).
-    scorer_version: str = LEGACY_SCORER_VERSION
-    # Answers read from a file (``answers:FILE``): {"file", "sha256"}; None for a model's own.
-    answers_file: dict[str, str] | None = None
-
-    def to_record(self) -> dict[str, Any]:
-        """``type: item`` tells it from the aggregate lines that share the results file."""
-        return {"type": "item", **asdict(self)}
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> ItemResult:
-        """Also reads records written before ``reason``, ``scorer_version`` or ``usage`` existed
-        (scored by scorer "1"), and ignores fields it does not know."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        fields = {k: v for k, v in record.items() if k in known}
-        fields.setdefault("scorer_version", LEGACY_SCORER_VERSION)
-        return cls(**fields)
+from pytest_citebench.results.record import ItemResult
 
 
 @dataclass(frozen=True)
@@ -114,7 +71,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         # A remote answer is scored as replay will see it: scrubbed like its cassette (decoded too:
         # a key echoed base64- or percent-encoded), so a model (or a proxy) that echoes a key puts
         # it in neither the results nor the report.
-        return text if job.model.is_local else scrub_decoded(text)
+        return scrub_decoded(text) if job.model.traits.records_cassettes else text
 
     def result(outcome: Outcome, **kw: Any) -> ItemResult:
         return ItemResult(
@@ -132,7 +89,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             **kw,
         )
 
-    recording = recorder is not None and not job.model.is_local
+    recording = recorder is not None and job.model.traits.records_cassettes
     attempt: Attempt | None = None
     try:
         if recorder is not None and recording:

@@ -18,11 +18,12 @@ from pytest_citebench.reports.headline import headline_rows, verdict, worst_grou
 from pytest_citebench.reports.html import render_html
 from pytest_citebench.reports.markdown import render_markdown
 from pytest_citebench.reports.output import strip_paths, write_reports
-from pytest_citebench.reports.summary import write_summary
+from pytest_citebench.reports.summary import RunFacts, write_summary
 from pytest_citebench.reports.terminal import render_table
 from pytest_citebench.reports.usage import HEADER, usage_lines, usage_rows
 from pytest_citebench.results.aggregate import aggregate
 from pytest_citebench.results.compare import compare
+from pytest_citebench.results.conclude import Conclusion, error_counts
 from pytest_citebench.results.gates import evaluate, parse_gate
 
 
@@ -85,33 +86,24 @@ def terminal(
     data: ReportData, *, show: int = 3, verbose: int = 0, tables: str = "full"
 ) -> Terminal:
     """The terminal summary of a run with these records, gates and comparison."""
-    options = SimpleNamespace(
+    facts = RunFacts(
         models=sorted({r["model"] for r in data.records}),
         record="none",
-        params=SimpleNamespace(temperature=0.0, top_p=1.0, max_tokens=64, extra={}),
+        sampling="temperature 0, top_p 1, max_tokens 64",
         show=show,
-        results=None,
-        shard=None,
         tables=tables,
     )
-    errors: dict[str, int] = {}
-    for r in data.records:
-        if r["outcome"] == "error":
-            errors[r["model"]] = errors.get(r["model"], 0) + 1
-    cb = SimpleNamespace(
-        options=options,
-        aggregates=list(data.aggregates),
+    conclusion = Conclusion(
         records=list(data.records),
-        gates=list(data.gate_results),
+        aggregates=list(data.aggregates),
+        gates=[r.gate for r in data.gate_results],
         gate_results=list(data.gate_results),
         unmatched_gates=list(data.unmatched_gates),
         comparison=data.comparison,
-        error_counts=lambda: errors,
-        written_reports=[],
-        sampling_line=lambda: "temperature 0, top_p 1, max_tokens 64",
+        error_counts=error_counts(data.records),
     )
     tr = Terminal(verbose)
-    write_summary(tr, cb)
+    write_summary(tr, conclusion, facts)
     return tr
 
 

@@ -26,7 +26,7 @@ from conftest import default_signals, stub_args
 from pytest_citebench.api import OUTCOMES
 from pytest_citebench.models.litellm_backend import litellm
 from pytest_citebench.papers.reasons.tasks import text_metrics
-from pytest_citebench.runner import ItemResult
+from pytest_citebench.results.record import ItemResult
 from pytest_citebench.testing.stubserver import StubServer
 
 KEY = "sk-proj-CITEBENCHinterruptSECRET0123456789"

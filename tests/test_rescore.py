@@ -17,7 +17,7 @@ from conftest import REPO
 from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.results.compare import compare
-from pytest_citebench.runner import ItemResult
+from pytest_citebench.results.record import ItemResult
 
 # Every task module loaded before pytester's in-process runs, which drop modules first imported
 # during a run (a task module imported again would register its task twice).

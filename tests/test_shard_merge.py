@@ -257,3 +257,56 @@ def test_shard_under_xdist_runs_the_same_items(pytester: pytest.Pytester, tiny: 
     a, b = read_jsonl(pytester.path / "a.jsonl"), read_jsonl(pytester.path / "b.jsonl")
     assert items_of(a) == items_of(b) and len(items_of(a)) == 3
     assert aggregates_of(a) == aggregates_of(b)
+
+
+def test_merge_concludes_like_the_single_run_it_merges(
+    pytester: pytest.Pytester, tiny: Path, capsys: Any
+) -> None:
+    """A pytest run and ``merge`` of its results file end through the same ``conclude``: same
+    verdict, gate lines and report body (tables, gates, baseline deltas)."""
+    assert pytester.runpytest("--citebench", "--citebench-results", "base.jsonl").ret == 0
+    gates = ["tiny:indirect:accuracy>=0.9", "tiny:direct:accuracy>=0.0"]
+    single = pytester.runpytest(
+        "--citebench",
+        "--citebench-results",
+        "run.jsonl",
+        "--citebench-markdown",
+        "run.md",
+        "--citebench-baseline",
+        "base.jsonl",
+        *(f"--citebench-gate={g}" for g in gates),
+    )
+    assert single.ret == pytest.ExitCode.TESTS_FAILED
+    capsys.readouterr()
+    status = cli(
+        [
+            "merge",
+            str(pytester.path / "run.jsonl"),
+            "--markdown",
+            str(pytester.path / "merged.md"),
+            "--baseline",
+            "base.jsonl",  # as the run was given it (pytester's folder is the cwd)
+            *(f"--gate={g}" for g in gates),
+        ]
+    )
+    merged = capsys.readouterr().out.splitlines()
+    assert status == 1
+
+    def picked(lines: list[str], *starts: str) -> list[str]:
+        # The gate's source names where it was given (--citebench-gate / --gate): not a result.
+        return [line.strip().split(" [")[0] for line in lines if line.strip().startswith(starts)]
+
+    verdicts = picked(single.outlines, "citebench verdict:")
+    assert verdicts and set(verdicts) == set(picked(merged, "citebench verdict:"))
+    gate_lines = ("PASS gate", "FAIL gate", "SKIP gate")
+    assert picked(single.outlines, *gate_lines) == picked(merged, *gate_lines)
+    assert "FAIL gate tiny:indirect:accuracy>=0.9" in "\n".join(merged)
+
+    def body(name: str) -> list[str]:
+        # The header's settings line differs by design (the run's models vs "merged from"),
+        # and a gate names the option it came from.
+        text = (pytester.path / name).read_text().replace("[--citebench-gate]", "[--gate]")
+        text = text.splitlines()
+        return [line for line in text if "merged from" not in line and "record mode" not in line]
+
+    assert body("run.md") == body("merged.md")

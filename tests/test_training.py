@@ -95,7 +95,9 @@ def test_lcl_loss_is_softmax_cross_entropy_with_the_positive_first() -> None:
 
 def test_tiny_training_run_saves_a_loadable_reranker(trained: tuple[Path, float, str]) -> None:
     out, seconds, printed = trained
-    assert seconds < 60, f"tiny training took {seconds:.0f} s"
+    # A hang guard, not a timing (about 20 s alone; 66 s was seen with two xdist workers beside
+    # other jobs on two cores): speed is measured by benchmarks/, never asserted by a test.
+    assert seconds < 300, f"tiny training took {seconds:.0f} s"
     assert (out / "config.json").is_file() and (out / "model.safetensors").is_file()
     assert "held-out recall@1" in printed
     split = json.loads((out / "split.json").read_text())

@@ -30,6 +30,29 @@ from pytest_citebench.models.types import (
 )
 
 
+@dataclass(frozen=True)
+class Traits:
+    """What a model is, each asked by the code that needs it (instead of one "local" flag that
+    meant all of these at once)."""
+
+    # Recording needs the provider's key in the environment (a local server's profile says no).
+    needs_key: bool
+    # Its calls cost money: litellm prices them, and --citebench-max-cost caps them.
+    priced: bool
+    # Its calls go through vcrpy: recorded into cassettes, replayed from them, answers scrubbed.
+    records_cassettes: bool
+    # It runs in this process (encoders that release the GIL): cases keep the engine's thread.
+    runs_in_process: bool
+    # It reads the sampling settings (temperature, top_p, max_tokens).
+    samples: bool
+
+
+# A ``citebench/*`` baseline or an answers file: no key, no cost, no cassette, no sampling.
+IN_PROCESS = Traits(
+    needs_key=False, priced=False, records_cassettes=False, runs_in_process=True, samples=False
+)
+
+
 @dataclass
 class Model:
     """A named model with its settings; ``complete`` is the one thing tasks call.
@@ -52,14 +75,23 @@ class Model:
     budget: Budget | None = None
 
     @property
-    def is_local(self) -> bool:
-        """A ``citebench/*`` baseline (by name or profile): no key, no cassette, no cost."""
-        return (self.litellm_model or self.name).startswith(LOCAL_PREFIX)
+    def traits(self) -> Traits:
+        """A ``citebench/*`` baseline (by name or profile) runs in-process; any other name is a
+        provider's model, called through litellm."""
+        if (self.litellm_model or self.name).startswith(LOCAL_PREFIX):
+            return IN_PROCESS
+        return Traits(
+            needs_key=self.needs_key,
+            priced=True,
+            records_cassettes=True,
+            runs_in_process=False,
+            samples=True,
+        )
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
         """Local models answer from the hint; remote ones get the messages, with retries and the
         budget checked before each paid call."""
-        if self.is_local:
+        if self.traits.runs_in_process:
             return local_answer(self.litellm_model or self.name, hint, dict(self.params.extra))
         return await self._complete_remote(messages)
 

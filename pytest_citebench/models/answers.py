@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import ProviderError
-from pytest_citebench.models import Model
+from pytest_citebench.models import IN_PROCESS, Model, Traits
 
 PREFIX = "answers:"
 
@@ -96,8 +96,8 @@ class AnswersModel(Model):
     book: AnswerBook = field(default_factory=lambda: AnswerBook(Path(), "", {}))
 
     @property
-    def is_local(self) -> bool:
-        return True
+    def traits(self) -> Traits:
+        return IN_PROCESS
 
     def provenance(self) -> dict[str, str] | None:
         return {"file": str(self.book.path), "sha256": self.book.sha256}

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pytest_citebench.api import Hint, Message, NamedTemplate
 from pytest_citebench.errors import CitebenchError
-from pytest_citebench.models import Model
+from pytest_citebench.models import Model, Traits
 
 RAG_KINDS = ("naive", "advanced")
 DEFAULT_K = {"naive": 2, "advanced": 40}
@@ -79,9 +79,9 @@ class RagModel(Model):
         )
 
     @property
-    def is_local(self) -> bool:
-        """The base model decides: retrieval itself is always local."""
-        return self.base.is_local
+    def traits(self) -> Traits:
+        """The base model decides: retrieval itself always runs in-process."""
+        return self.base.traits
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
         """Retrieval runs in a thread so the engine's loop keeps serving other items meanwhile."""

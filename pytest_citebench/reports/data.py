@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pytest_citebench.api import Section
     from pytest_citebench.reports.headline import Verdict
     from pytest_citebench.results.compare import Comparison
+    from pytest_citebench.results.conclude import Conclusion
     from pytest_citebench.results.gates import Gate, GateResult
 
 
@@ -156,6 +157,21 @@ class ReportData:
     title: str = "pytest-citebench report"
     # Worst answers shown per suite x task (--citebench-show).
     show: int = 2
+
+    @classmethod
+    def of(
+        cls, conclusion: Conclusion, *, settings: Sequence[tuple[str, str]] = (), show: int = 2
+    ) -> ReportData:
+        """What a run concluded (``results.conclude``), as the reports show it."""
+        return cls(
+            records=conclusion.records,
+            aggregates=conclusion.aggregates,
+            gate_results=list(conclusion.gate_results),
+            unmatched_gates=list(conclusion.unmatched_gates),
+            comparison=conclusion.comparison,
+            settings=list(settings),
+            show=show,
+        )
 
     @functools.cached_property
     def sections(self) -> list[Section]:

@@ -4,7 +4,10 @@ every suite x task, gates and baseline, and the verdict again as the last line."
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pytest_citebench import registry
 from pytest_citebench.reports.escape import terminal
@@ -13,7 +16,6 @@ from pytest_citebench.reports.headline import (
     headline_lines,
     item_metrics_text,
     pooled_by_task,
-    verdict,
     where,
     worst_groups,
     wrong_counts_text,
@@ -21,28 +23,41 @@ from pytest_citebench.reports.headline import (
 from pytest_citebench.reports.terminal import TABLE_WIDTH, render_table
 from pytest_citebench.reports.usage import usage_lines
 
+if TYPE_CHECKING:
+    from pytest_citebench.results.compare import Comparison
+    from pytest_citebench.results.conclude import Conclusion
 
-def write_summary(tr: Any, cb: Any) -> None:
-    """After an interrupt, aggregates the finished items for display only (never written)."""
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the summary says about the run itself, besides what it concluded."""
+
+    models: Sequence[str]
+    record: str
+    sampling: str
+    show: int = 2
+    tables: str = "compact"
+    shard: str | None = None  # the --citebench-shard spec
+    results: Path | None = None
+    written: Sequence[tuple[str, Path]] = ()
+
+
+def write_summary(tr: Any, conclusion: Conclusion, facts: RunFacts) -> None:
+    """The summary of what the run concluded (``results.conclude``); it never changes it."""
     tr.write_sep("=", "citebench")
-    opts = cb.options
-    tr.write_line(
-        f"models: {', '.join(opts.models)} | record: {opts.record} | {cb.sampling_line()}"
-    )
-    if not cb.aggregates and cb.records:
-        # An interrupted run (Ctrl-C, --citebench-max-errors) never reached finish(): show what
-        # finished, without writing partial aggregates to the results file.
-        from pytest_citebench.results.aggregate import aggregate
-
-        cb.aggregates = aggregate(cb.records)
+    tr.write_line(f"models: {', '.join(facts.models)} | record: {facts.record} | {facts.sampling}")
+    aggregates, records = list(conclusion.aggregates), list(conclusion.records)
+    if conclusion.interrupted:
+        # An interrupted run (Ctrl-C, --citebench-max-errors) never reached its end: what
+        # finished is shown, and no partial aggregate is written to the results file.
         tr.write_line("(interrupted: aggregates of the items that finished)")
-    full = getattr(opts, "tables", "compact") == "full"
-    verdict = _verdict(cb)
+    full = facts.tables == "full"
+    verdict = conclusion.verdict()
     _write_verdict(tr, verdict)
-    if not cb.aggregates:
+    if not aggregates:
         tr.write_line("no citebench items ran")
     else:
-        headline = headline_lines(cb.records, cb.aggregates)
+        headline = headline_lines(records, aggregates)
         if headline:
             tr.write_line(
                 "share of scored items per model and task (suites pooled, tasks never), "
@@ -53,66 +68,55 @@ def write_summary(tr: Any, cb: Any) -> None:
         tr.write_sep("-", "citebench: per suite")
         tr.write_line("95% CIs in brackets: Wilson for shares, bootstrap (B=2000) for HR/F1/BLEU")
         verbose = int(getattr(tr.config.option, "verbose", 0) or 0) > 0
-        for line in render_table(cb.aggregates, verbose=verbose, stages=full):
+        for line in render_table(aggregates, verbose=verbose, stages=full):
             tr.write_line(line)
     from pytest_citebench.reports.sections import paper_sections, terminal_lines
 
-    for section in paper_sections(cb.aggregates, cb.records):
+    for section in paper_sections(aggregates, records):
         if section.terminal:
             tr.write_sep("-", f"citebench: {section.title}")
             for line in terminal_lines(section):
                 tr.write_line(line)
     # Tasks may add lines of their own (a calibration table, a DOI breakdown), once per task.
-    tasks = sorted({agg.task for agg in cb.aggregates})
+    tasks = sorted({agg.task for agg in aggregates})
     for name in tasks:
         task = registry.find(name)
-        lines = task.summary_lines([a for a in cb.aggregates if a.task == name], cb.records)
+        lines = task.summary_lines([a for a in aggregates if a.task == name], records)
         if lines:
             tr.write_sep("-", f"citebench: {name}")
             for line in lines:
                 tr.write_line(line)
-    usage = usage_lines(cb.records)
+    usage = usage_lines(records)
     if usage:
         tr.write_sep("-", "citebench: usage per model (cost from litellm's local price map)")
         for line in usage:
             tr.write_line(line)
-    errors = cb.error_counts()
-    for model, count in sorted(errors.items()):
+    for model, count in sorted(conclusion.error_counts.items()):
         tr.write_line(
             f"ERROR {model}: {count} item(s) ended in an error (provider, cassette or parse)",
             red=True,
         )
-    write_worst(tr, cb.records, opts.show, per_task=not full)
-    if cb.gates:
+    write_worst(tr, records, facts.show, per_task=not full)
+    if conclusion.gates:
         tr.write_sep("-", "citebench gates")
-    for result in cb.gate_results:
+    for result in conclusion.gate_results:
         tr.write_line(result.describe(), green=result.passed, red=not result.passed)
-    for gate in cb.unmatched_gates:
+    for gate in conclusion.unmatched_gates:
         tr.write_line(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it", yellow=True)
-    write_baseline_section(tr, cb)
-    shard = getattr(opts, "shard", None)
-    if shard is not None and (cb.gate_results or getattr(cb, "comparison", None) is not None):
+    write_baseline_section(tr, conclusion.comparison)
+    if facts.shard is not None and (conclusion.gate_results or conclusion.comparison is not None):
         tr.write_line(
-            f"shard {shard.spec}: gates and baseline deltas cover this shard's items only and do "
+            f"shard {facts.shard}: gates and baseline deltas cover this shard's items only and do "
             "not fail it; merge the shards to decide (python -m pytest_citebench merge)",
             yellow=True,
         )
-    if opts.results:
-        tr.write_line(f"results: {opts.results}")
-    for label, path in getattr(cb, "written_reports", []):
+    if facts.results:
+        tr.write_line(f"results: {facts.results}")
+    for label, path in facts.written:
         tr.write_line(f"{label}: {path}")
-    if cb.aggregates:
+    if aggregates:
         # Repeated last: the end of a CI log is what people read.
         _write_verdict(tr, verdict)
-
-
-def _verdict(cb: Any) -> Verdict:
-    return verdict(
-        cb.gate_results,
-        cb.unmatched_gates,
-        errors=sum(cb.error_counts().values()),
-        comparison=getattr(cb, "comparison", None),
-    )
 
 
 def _write_verdict(tr: Any, v: Verdict) -> None:
@@ -169,9 +173,8 @@ def _one_line(value: Any) -> str:
     return terminal(" ".join(str(value or "").split()))
 
 
-def write_baseline_section(tr: Any, cb: Any) -> None:
+def write_baseline_section(tr: Any, comparison: Comparison | None) -> None:
     """Deltas against ``--citebench-baseline`` with CIs, then one FAIL line per regression."""
-    comparison = getattr(cb, "comparison", None)
     if comparison is None:
         return
     from pytest_citebench.results.compare import comparison_lines
@@ -180,7 +183,7 @@ def write_baseline_section(tr: Any, cb: Any) -> None:
         "-",
         f"citebench baseline {comparison.baseline} "
         f"(tolerance {100 * comparison.tolerance:g} points; deltas in points, 95% CI; "
-        f"p adjusted: {getattr(comparison, 'correction', 'none')})",
+        f"p adjusted: {comparison.correction})",
     )
     lines = comparison_lines(comparison)
     if not lines:

@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_citebench import registry
 from pytest_citebench.api import Aggregate, Stat
@@ -154,3 +155,35 @@ def check_known(gates: Iterable[Gate], tasks_by_suite: Mapping[str, Iterable[str
                 f"{gate.source}: gate {gate.spec!r}: task {gate.task!r} matches no task of "
                 f"suite {gate.suite!r}; its tasks: {', '.join(tasks)}"
             )
+
+
+# -- where gates come from: the one place a spec becomes a Gate ----------------------------------
+# A pytest run and ``merge`` read the same three sources (the command line, the suites'
+# manifests, pyproject's ``[tool.citebench] gates``) through these, so the two cannot parse a
+# gate differently.
+
+
+def gates_from(specs: Iterable[str], source: str) -> list[Gate]:
+    """The command line's or pyproject's gates, each naming where it came from."""
+    return [parse_gate(spec, source=source) for spec in specs]
+
+
+def add_manifest_gates(gates: list[Gate], manifest: Any, *, skip_bad: bool = False) -> None:
+    """A suite manifest's gates, scoped to its suite, appended to ``gates`` as they parse (the
+    new ones only). A bad one raises ``GateError``, or with ``skip_bad`` is left out (the
+    start-up check: collection then reports that suite invalid)."""
+    for spec in manifest.gates:
+        try:
+            gate = parse_gate(spec, source=str(manifest.manifest_file), suite=manifest.name)
+        except GateError:
+            if not skip_bad:
+                raise
+            continue
+        add_new(gates, [gate])
+
+
+def add_new(gates: list[Gate], more: Iterable[Gate]) -> None:
+    """Append the gates not already there, keeping the order they were given in."""
+    for gate in more:
+        if gate not in gates:
+            gates.append(gate)

@@ -106,25 +106,21 @@ def collect_gates(
     specs: Sequence[str], suites: Sequence[Path], pyproject: Path | None
 ) -> list[Gate]:
     """Gates from the command line, from the manifests under ``suites`` and from a pyproject's
-    ``[tool.citebench] gates``: the same three sources a pytest run reads."""
-    from pytest_citebench.results.gates import parse_gate
+    ``[tool.citebench] gates``: the same three sources a pytest run reads, parsed by the same
+    ``results.gates`` helpers."""
+    from pytest_citebench.results.gates import add_manifest_gates, add_new, gates_from
     from pytest_citebench.suites import discover, load_manifest
 
-    gates = [parse_gate(spec, source="--gate") for spec in specs]
+    gates: list[Gate] = []
+    add_new(gates, gates_from(specs, "--gate"))
     for root in suites:
         for manifest_file in discover(root):
-            manifest = load_manifest(manifest_file)
-            for spec in manifest.gates:
-                gates.append(parse_gate(spec, source=str(manifest_file), suite=manifest.name))
+            add_manifest_gates(gates, load_manifest(manifest_file))
     if pyproject is not None:
         table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {})
-        for spec in table.get("citebench", {}).get("gates", []):
-            gates.append(parse_gate(spec, source=f"{pyproject} [tool.citebench]"))
-    unique: list[Gate] = []
-    for gate in gates:
-        if gate not in unique:
-            unique.append(gate)
-    return unique
+        specs = table.get("citebench", {}).get("gates", [])
+        add_new(gates, gates_from(specs, f"{pyproject} [tool.citebench]"))
+    return gates
 
 
 def run(
@@ -136,8 +132,7 @@ def run(
     pyproject: Path | None = None,
     baseline: Path | None = None,
     tolerance: float = 0.0,
-    html: Path | None = None,
-    markdown: Path | None = None,
+    reports: Mapping[str, Path] | None = None,
     allow_partial: bool = False,
     correction: str = "holm",
     echo: Any = print,
@@ -145,15 +140,16 @@ def run(
     """The merge command; returns the exit status (1 on errors, failed gates, regressions, or
     shards missing or incomplete unless ``allow_partial``)."""
     from pytest_citebench.reports.data import ReportData
+    from pytest_citebench.reports.formats import FORMATS
     from pytest_citebench.reports.output import write_reports
     from pytest_citebench.reports.terminal import render_table
-    from pytest_citebench.results.aggregate import aggregate
+    from pytest_citebench.results.conclude import Baseline, conclude
     from pytest_citebench.results.files import check_files, read_results
-    from pytest_citebench.results.gates import evaluate
 
+    reports = dict(reports or {})
     check_files(
         [*(("input", Path(p)) for p in paths), ("--baseline", baseline)],
-        [("--out", out), ("--html", html), ("--markdown", markdown)],
+        [("--out", out), *((fmt.merge_option, reports.get(fmt.name)) for fmt in FORMATS)],
     )
     merged = merge_files(paths)
     if merged.problems and not allow_partial:
@@ -167,32 +163,20 @@ def run(
         echo(f"merge: no item records in {len(paths)} file(s)")
         return 1
     gate_list = collect_gates(gates, suites, pyproject)
-    aggregates = aggregate(merged.records)
-    gate_results, unmatched = evaluate(gate_list, aggregates)
-    comparison = None
+    base = None
     if baseline is not None:
-        from pytest_citebench.results.compare import compare
-
         base_items, _ = read_results(baseline)
-        comparison = compare(
-            merged.records,
-            base_items,
-            tolerance=tolerance,
-            baseline=str(baseline),
-            correction=correction,
-        )
+        base = Baseline(base_items, str(baseline), tolerance, correction)
+    # The same end as a pytest run's (session.finish): one conclude, so they cannot disagree.
+    conclusion = conclude(merged.records, gate_list, base)
+    aggregates, comparison = conclusion.aggregates, conclusion.comparison
     if out is not None:
-        write_results(out, merged.records, aggregates)
-    data = ReportData(
-        records=merged.records,
-        aggregates=aggregates,
-        gate_results=gate_results,
-        unmatched_gates=unmatched,
-        comparison=comparison,
-        # File names only: the directories are the runner's, not the report reader's.
-        settings=[("merged from", ", ".join(Path(p).name for p in paths))],
+        write_results(out, merged.records, list(aggregates))
+    # File names only: the directories are the runner's, not the report reader's.
+    data = ReportData.of(
+        conclusion, settings=[("merged from", ", ".join(Path(p).name for p in paths))]
     )
-    written = write_reports(data, html=html, markdown=markdown)
+    written = write_reports(data, **reports)
     echo(
         f"merged {len(merged.records)} item records from {len(paths)} file(s)"
         + (f", dropped {merged.duplicates} duplicate(s)" if merged.duplicates else "")
@@ -201,17 +185,17 @@ def run(
         echo(f"WARNING {' '.join(key)}: recorded twice with different results; kept the first")
     from pytest_citebench.reports.headline import headline_lines
 
-    echo(f"citebench verdict: {data.verdict().line()}")
-    for line in headline_lines(merged.records, aggregates):
+    echo(f"citebench verdict: {conclusion.verdict().line()}")
+    for line in headline_lines(merged.records, list(aggregates)):
         echo(line)
-    for line in render_table(aggregates):
+    for line in render_table(list(aggregates)):
         echo(line)
-    errors = sum(r["outcome"] == "error" for r in merged.records)
+    errors = sum(conclusion.error_counts.values())
     if errors:
         echo(f"ERROR {errors} item(s) ended in an error (provider, cassette or parse)")
-    for result in gate_results:
+    for result in conclusion.gate_results:
         echo(result.describe())
-    for gate in unmatched:
+    for gate in conclusion.unmatched_gates:
         echo(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it")
     regressions = 0
     if comparison is not None:
@@ -228,5 +212,4 @@ def run(
         echo(f"results: {out}")
     for kind, path in written:
         echo(f"{kind}: {path}")
-    failed = sum(not r.passed for r in gate_results)
-    return 1 if errors or failed or regressions else 0
+    return 1 if errors or conclusion.failed_gates or regressions else 0

@@ -1,0 +1,52 @@
+"""The record schema: one finished item, as the results file, the test report and resume hold
+it. It lives beside the results that read it, not in the runner that makes it."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pytest_citebench.api import LEGACY_SCORER_VERSION, Outcome
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One finished item; this is the record in the results file and on the test report."""
+
+    model: str
+    suite: str
+    suite_version: int
+    task: str
+    item_id: str
+    outcome: Outcome
+    answer: str
+    expected: str
+    metrics: dict[str, float]
+    raw_answer: str = ""
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    duration: float = 0.0
+    nodeid: str = ""
+    # Remote calls only: {"calls", "prompt_tokens", "completion_tokens", "cost", "latencies"}.
+    usage: dict[str, Any] | None = None
+    # One line saying why this outcome (see docs/outcomes.md).
+    reason: str = ""
+    # The version of the task's scoring rules the outcome and metrics were computed under
+    # (``Task.scorer_version``; "1" for records from before versions were stamped).
+    scorer_version: str = LEGACY_SCORER_VERSION
+    # Answers read from a file (``answers:FILE``): {"file", "sha256"}; None for a model's own.
+    answers_file: dict[str, str] | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """``type: item`` tells it from the aggregate lines that share the results file."""
+        return {"type": "item", **asdict(self)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> ItemResult:
+        """Also reads records written before ``reason``, ``scorer_version`` or ``usage`` existed
+        (scored by scorer "1"), and ignores fields it does not know."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        fields = {k: v for k, v in record.items() if k in known}
+        fields.setdefault("scorer_version", LEGACY_SCORER_VERSION)
+        return cls(**fields)
