@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_citebench.api import Stat
+from pytest_citebench.api import MetricSpec, Stat
 from pytest_citebench.metrics.stats import roc_auc_arrays as _auc
 from pytest_citebench.papers.guard.settings import DEFAULT_THRESHOLD, SEED, B, calibration_settings
 from pytest_citebench.papers.guard.stats import (
@@ -24,10 +24,50 @@ from pytest_citebench.papers.guard.stats import (
     recall_at_k,
 )
 
-#: ``verify``'s set metrics, in the order of ``Verify.set_metric_specs``.
-VALIDATION_METRICS = ("recall_supported", "specificity", "kappa", "auc")
-#: ``calibrate``'s set metrics, in the order of ``Calibrate.set_metric_specs``.
-CALIBRATION_METRICS = ("catch_rate", "flag_rate", "tau")
+#: ``verify``'s set metrics, declared (``Verify.set_metric_specs``).
+VALIDATION_SPECS: Mapping[str, MetricSpec] = {
+    "recall_supported": MetricSpec(
+        "verify: share of gold-supported citations the verifier calls "
+        "supported (score > threshold), bootstrap 95% CI",
+        higher_is_better=True,
+    ),
+    "specificity": MetricSpec(
+        "verify: share of gold-unsupported citations the verifier flags "
+        "(score <= threshold), bootstrap 95% CI",
+        higher_is_better=True,
+    ),
+    "kappa": MetricSpec(
+        "verify: Cohen's kappa between gold and the verifier at its threshold, bootstrap",
+        higher_is_better=True,
+        scale="number",
+    ),
+    "auc": MetricSpec(
+        "verify: ROC-AUC of the verifier score against gold (threshold-free), bootstrap",
+        higher_is_better=True,
+    ),
+}
+#: ``calibrate``'s set metrics, declared (``Calibrate.set_metric_specs``).
+CALIBRATION_SPECS: Mapping[str, MetricSpec] = {
+    "catch_rate": MetricSpec(
+        "calibrate: split-conformal rule at alpha (CITEBENCH_GUARD_ALPHA, 0.10): "
+        "mean share of held-out unsupported items flagged over repeated seeded splits "
+        "(interval: 5th-95th percentile over splits)",
+        higher_is_better=True,
+    ),
+    "flag_rate": MetricSpec(
+        "calibrate: same rule, mean share of supported items flagged (the review "
+        "budget; interval: 5th-95th percentile over splits)",
+        higher_is_better=False,
+    ),
+    "tau": MetricSpec(
+        "calibrate: the conformal threshold tau(alpha) from all unsupported scores",
+        scale="number",
+    ),
+}
+#: ``verify``'s set metrics, in their declared order.
+VALIDATION_METRICS = tuple(VALIDATION_SPECS)
+#: ``calibrate``'s set metrics, in their declared order.
+CALIBRATION_METRICS = tuple(CALIBRATION_SPECS)
 
 
 def in_item_order(

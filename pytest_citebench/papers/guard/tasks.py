@@ -66,6 +66,8 @@ from pytest_citebench.papers.guard.prompts import (
     uncited_sentences,
 )
 from pytest_citebench.papers.guard.setstats import (
+    CALIBRATION_SPECS,
+    VALIDATION_SPECS,
     calibration_stats,
     reattribution_stats,
     scored_records,
@@ -159,27 +161,7 @@ class Verify(Task):
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"claim": str, "passage": str, "label": str}
     scorer_version = SCORER_VERSION
-    set_metric_specs: Mapping[str, MetricSpec] = {
-        "recall_supported": MetricSpec(
-            "verify: share of gold-supported citations the verifier calls "
-            "supported (score > threshold), bootstrap 95% CI",
-            higher_is_better=True,
-        ),
-        "specificity": MetricSpec(
-            "verify: share of gold-unsupported citations the verifier flags "
-            "(score <= threshold), bootstrap 95% CI",
-            higher_is_better=True,
-        ),
-        "kappa": MetricSpec(
-            "verify: Cohen's kappa between gold and the verifier at its threshold, bootstrap",
-            higher_is_better=True,
-            scale="number",
-        ),
-        "auc": MetricSpec(
-            "verify: ROC-AUC of the verifier score against gold (threshold-free), bootstrap",
-            higher_is_better=True,
-        ),
-    }
+    set_metric_specs = VALIDATION_SPECS
 
     example: Mapping[str, Any] = {
         "claim": _CLAIM,
@@ -228,23 +210,7 @@ class Calibrate(Task):
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = {"label": str}
     scorer_version = SCORER_VERSION
-    set_metric_specs: Mapping[str, MetricSpec] = {
-        "catch_rate": MetricSpec(
-            "calibrate: split-conformal rule at alpha (CITEBENCH_GUARD_ALPHA, 0.10): "
-            "mean share of held-out unsupported items flagged over repeated seeded splits "
-            "(interval: 5th-95th percentile over splits)",
-            higher_is_better=True,
-        ),
-        "flag_rate": MetricSpec(
-            "calibrate: same rule, mean share of supported items flagged (the review "
-            "budget; interval: 5th-95th percentile over splits)",
-            higher_is_better=False,
-        ),
-        "tau": MetricSpec(
-            "calibrate: the conformal threshold tau(alpha) from all unsupported scores",
-            scale="number",
-        ),
-    }
+    set_metric_specs = CALIBRATION_SPECS
 
     example: Mapping[str, Any] = {
         "label": "unsupported",
