@@ -19,7 +19,7 @@ def suite(tmp_path: Path) -> Path:
     return target
 
 
-def test_tiny_loads(suite: Path) -> None:
+def test_the_tiny_suite_loads_its_items_with_their_lines(suite: Path) -> None:
     loaded = load_suite(suite)
     assert loaded.name == "tiny" and len(loaded.items) == 4
     assert (
@@ -76,7 +76,7 @@ def test_bad_corpus_fails_at_load(suite: Path) -> None:
         load_suite(suite)
 
 
-def test_non_object_line(suite: Path) -> None:
+def test_an_items_line_that_is_no_object_is_an_error_naming_it(suite: Path) -> None:
     (suite / "items.jsonl").write_text("[1, 2]\n")
     with pytest.raises(SuiteError, match=r"items.jsonl:1: expected a JSON object, got list"):
         load_suite(suite)
