@@ -141,9 +141,16 @@ class ScoredStage(Stage):
 
 @dataclass(frozen=True)
 class Attempt:
-    """Every stage of one item, in order; the last one is the answer that is scored."""
+    """Every stage of one item, in order; the last one is the answer that is scored.
+
+    ``corpus`` is the suite's corpus file the attempt was made (or restaged) against, for a
+    ``score`` that needs it (REASONS tells a real paper's title from prose by it): ``solve`` and
+    ``restage`` get it from the core and put it here, so ``score`` stays a function of its
+    arguments. None when the suite has none or the task does not read it.
+    """
 
     stages: tuple[Stage, ...]
+    corpus: str | None = None
 
     @property
     def final(self) -> Stage:
@@ -325,7 +332,8 @@ class Task:
         raise NotImplementedError
 
     def score(self, item: Sample, attempt: Attempt) -> ItemScore:
-        """The verdict on one attempt: pure, so ``rescore`` can re-run it on stored answers."""
+        """The verdict on one attempt: pure, so ``rescore`` can re-run it on stored answers.
+        What it needs beyond the sample rides on the attempt (``Attempt.corpus``)."""
         raise NotImplementedError
 
     def restage(self, item: Sample, attempt: Attempt, corpus: str | None) -> Attempt:

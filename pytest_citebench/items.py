@@ -79,11 +79,15 @@ class SuiteFile(pytest.File):
             for variant in paper.variants:
                 # A paper's derived suites (REASONS: adversarial swaps), where they apply.
                 if variant.applies(suite.items):
-                    yield Variant.from_parent(self, name=variant.name, suite=suite, variant=variant)
+                    yield DerivedSuite.from_parent(
+                        self, name=variant.name, suite=suite, variant=variant
+                    )
 
 
-class Variant(pytest.Collector):
-    """A suite derived by a paper's transform; it reports as suite ``<name>+<variant>``."""
+class DerivedSuite(pytest.Collector):
+    """The suite a paper's :class:`~pytest_citebench.api.Variant` derives; it reports as suite
+    ``<name>+<variant>``. (Not named ``Variant``: that is the paper's declaration, this the
+    collector of its items.)"""
 
     def __init__(self, *, suite: Suite, variant: api.Variant, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -109,7 +109,7 @@ def iter_objects(
     """Like ``iter_values`` but every line must be a JSON object."""
     for number, value in iter_values(path, torn_tail_ok=torn_tail_ok):
         if not isinstance(value, dict):
-            raise JsonlError(path, number, f"expected a JSON object, got {_kind(value)}")
+            raise JsonlError(path, number, f"expected a JSON object, got {value_kind(value)}")
         yield number, value
 
 
@@ -118,7 +118,9 @@ def read_objects(path: Path | str, *, torn_tail_ok: bool = False) -> list[dict[s
     return [obj for _, obj in iter_objects(path, torn_tail_ok=torn_tail_ok)]
 
 
-def _kind(value: Any) -> str:
+def value_kind(value: Any) -> str:
+    """A JSON value's type as an error message names it ("string", "null", "object"), for every
+    "expected X, got Y" about a file's contents (suites, results, answers)."""
     return {
         str: "string",
         int: "integer",

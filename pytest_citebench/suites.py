@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_citebench import registry
 from pytest_citebench.api import Sample
+from pytest_citebench.jsonl import value_kind
 
 MANIFEST_NAME = "suite.toml"
 _MANIFEST_KEYS = {
@@ -129,17 +130,6 @@ def _type_name(expected: type | tuple[type, ...]) -> str:
     return names.get(expected, expected.__name__)
 
 
-def _kind(value: Any) -> str:
-    return {
-        str: "string",
-        int: "integer",
-        bool: "boolean",
-        float: "number",
-        list: "list",
-        dict: "object",
-    }.get(type(value), type(value).__name__)
-
-
 def _check_type(value: Any, expected: type | tuple[type, ...]) -> bool:
     if isinstance(value, bool):  # bool is an int subclass; a boolean is never a valid count
         return expected is bool
@@ -206,7 +196,7 @@ def load_manifest(path: Path | str) -> Manifest:
         expected = _MANIFEST_KEYS[key]
         if not _check_type(value, expected):
             raise SuiteError(
-                path, f"expected {_type_name(expected)}, got {_kind(value)}", field=key
+                path, f"expected {_type_name(expected)}, got {value_kind(value)}", field=key
             )
     name = data["name"]
     if not name or name != name.strip() or any(c in name for c in " \t\n:[]"):
@@ -338,7 +328,7 @@ def _check_fields(
         if not _check_type(obj[name], expected):
             raise SuiteError(
                 path,
-                f"expected {_type_name(expected)}, got {_kind(obj[name])}",
+                f"expected {_type_name(expected)}, got {value_kind(obj[name])}",
                 line=line,
                 field=name,
             )

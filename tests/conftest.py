@@ -92,3 +92,14 @@ def stub_args(url: str, *extra: str) -> list[str]:
         "no:cacheprovider",
         *extra,
     ]
+
+
+def run_stub(pytester: pytest.Pytester, url: str, *extra: str) -> pytest.RunResult:
+    """One in-process run of the plugin against a loopback stub server (``stub_args``): the one
+    helper every stub-run test calls, so a change to how such runs start is made once."""
+    return pytester.runpytest(*stub_args(url, *extra))
+
+
+def outcomes(result: pytest.RunResult) -> dict[str, int]:
+    """Outcome counts without 'warnings' (litellm's lazy imports warn about pydantic)."""
+    return {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 import pytest
 import requests  # noqa: F401
 import sentence_transformers  # noqa: F401
-from conftest import stub_args
+from conftest import outcomes, run_stub
 
 import pytest_citebench.metrics.similarity  # noqa: F401
 from pytest_citebench.api import Hint
@@ -96,10 +96,6 @@ def items_of(path: Path) -> dict[tuple[str, str], tuple[str, str, dict[str, floa
     }
 
 
-def outcomes(result: pytest.RunResult) -> dict[str, int]:
-    return {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
-
-
 def test_bm25_runs_both_tasks_offline(pytester: pytest.Pytester, suites: dict) -> None:
     result = pytester.runpytest(
         "--citebench",
@@ -167,10 +163,6 @@ def stub_answers(suites: dict[str, list[dict[str, Any]]]) -> Callable[[dict], st
         return answers[request["messages"][0]["content"]]
 
     return answer
-
-
-def run_stub(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(*stub_args(url, *args))
 
 
 EXPECTED = {"passed": 2, "hallucinated": 2, "abstained": 2}

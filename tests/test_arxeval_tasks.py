@@ -83,7 +83,7 @@ def test_registered_with_the_papers_prompts() -> None:
         "pass",
     ],
 )
-def test_declines(raw: str) -> None:
+def test_refusals_to_name_the_paper_decline(raw: str) -> None:
     assert declines(raw)
 
 
@@ -96,7 +96,7 @@ def test_declines(raw: str) -> None:
         "",
     ],
 )
-def test_does_not_decline(raw: str) -> None:
+def test_answers_that_describe_the_paper_do_not_decline(raw: str) -> None:
     assert not is_refusal(raw) and not declines(raw)
 
 

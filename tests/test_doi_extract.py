@@ -118,7 +118,7 @@ def test_pairs_with_citation_tails_and_title_after_doi() -> None:
     ]
 
 
-def test_no_dois() -> None:
+def test_text_without_a_doi_yields_no_doi_and_no_pair() -> None:
     assert extract_dois("I don't know any DOI for this.") == []
     assert extract_title_doi_pairs("pass") == []
 

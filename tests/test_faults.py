@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import stub_args
+from conftest import run_stub
 
 from pytest_citebench.models import RetryPolicy
 from pytest_citebench.models.litellm_backend import litellm, retryable
@@ -181,10 +181,6 @@ class FaultRun:
 _RUN: list[FaultRun] = []
 
 
-def run_plugin(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(*stub_args(url, "--citebench-record", "all", *args))
-
-
 @pytest.fixture
 def fault_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> FaultRun:
     """The one run of the whole table (made by whichever row's test comes first)."""
@@ -194,9 +190,11 @@ def fault_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Fau
     write_suite(pytester.path, "faults", [row.name for row in ROWS])
     script = Script()
     with StubServer(answer, faults=script) as server:
-        result = run_plugin(
+        result = run_stub(
             pytester,
             server.url,
+            "--citebench-record",
+            "all",
             "--citebench-retries",
             str(RETRIES),
             "--citebench-timeout",
@@ -288,9 +286,11 @@ def test_max_errors_stops_a_run_when_the_provider_is_down(
     write_suite(pytester.path, "down", ids)
     always_503: Callable[[int, dict[str, Any]], Fault] = lambda i, r: Fault("status", status=503)  # noqa: E731
     with StubServer(answer, latency=0.05, faults=always_503) as server:
-        result = run_plugin(
+        result = run_stub(
             pytester,
             server.url,
+            "--citebench-record",
+            "all",
             "--citebench-retries",
             "0",
             "--citebench-concurrency",

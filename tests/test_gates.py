@@ -9,7 +9,7 @@ from pytest_citebench.results.aggregate import aggregate
 from pytest_citebench.results.gates import GateError, evaluate, parse_gate
 
 
-def test_parse_forms() -> None:
+def test_a_gate_parses_with_its_own_suite_or_the_manifests() -> None:
     gate = parse_gate("reasons/*:indirect:hr_paper<=0.5", source="cli")
     assert (gate.suite, gate.task, gate.metric, gate.op, gate.value) == (
         "reasons/*",
@@ -34,7 +34,7 @@ def test_parse_forms() -> None:
         "a:b:accuracy<=x",
     ],
 )
-def test_malformed(spec: str) -> None:
+def test_a_gate_not_of_the_form_suite_task_metric_op_value_is_refused(spec: str) -> None:
     with pytest.raises(GateError, match="is not of the form"):
         parse_gate(spec, source="cli")
 

@@ -107,7 +107,7 @@ def test_flag_ties_are_flagged() -> None:
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, 1.5])
-def test_bad_alpha(alpha: float) -> None:
+def test_conformal_k_refuses_an_alpha_outside_zero_one(alpha: float) -> None:
     with pytest.raises(ValueError, match="alpha"):
         conformal_k(10, alpha)
 

@@ -680,16 +680,19 @@ def test_a_lower_case_title_stated_alone_is_a_title_and_revisions_chain() -> Non
 
 
 def test_a_paper_of_the_suite_corpus_is_named_whatever_its_title_looks_like(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    from pytest_citebench.papers.reasons import tasks as reasons
-
     question = "If beam search is the answer, what was the question?"
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"id": "p1", "title": question}) + "\n")
+
+    def with_corpus(raw: str) -> str:
+        # The corpus rides on the attempt, as solve and restage put it there.
+        attempt = Attempt((INDIRECT.parse(INDIRECT.kind, raw),), corpus=str(corpus))
+        return INDIRECT.score(reasons_item(), attempt).outcome
+
     # Without the corpus the question reads as prose; with it, it is a real (wrong) paper.
     assert judge(INDIRECT, question).outcome == "unanswered"
-    monkeypatch.setitem(reasons._CORPUS_FILES, "test/suite", str(corpus))
-    assert judge(INDIRECT, question).outcome == "hallucinated"
-    assert judge(INDIRECT, "HyperNetworks").outcome == "hallucinated"  # a coined name
-    assert judge(INDIRECT, "\nDVS   [/INST]\n").outcome == "unanswered"
+    assert with_corpus(question) == "hallucinated"
+    assert with_corpus("HyperNetworks") == "hallucinated"  # a coined name
+    assert with_corpus("\nDVS   [/INST]\n") == "unanswered"

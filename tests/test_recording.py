@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import stub_args
+from conftest import outcomes, run_stub
 
 from pytest_citebench.recording import cassette_path, scrub_text, snapshot_secrets
 from pytest_citebench.testing.stubserver import Fault, StubServer
@@ -36,22 +36,13 @@ def items(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
     }
 
 
-def outcomes(result: pytest.RunResult) -> dict[str, int]:
-    """Outcome counts without 'warnings' (litellm's lazy imports warn about pydantic)."""
-    return {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
-
-
-def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(*stub_args(url, *args))
-
-
 def test_record_replay_round_trip_miss_and_no_secrets(
     pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with StubServer(answer) as server:
         url = server.url
-        recorded = run(
+        recorded = run_stub(
             pytester, url, "--citebench-record", "once", "--citebench-results", "rec.jsonl"
         )
         assert server.calls == 8
@@ -68,7 +59,7 @@ def test_record_replay_round_trip_miss_and_no_secrets(
 
     # Server stopped, no key: replay gives the same answers.
     monkeypatch.delenv("OPENAI_API_KEY")
-    replayed = run(pytester, url, "--citebench-results", "rep.jsonl")
+    replayed = run_stub(pytester, url, "--citebench-results", "rep.jsonl")
     assert outcomes(replayed) == outcomes(recorded)
     assert items(pytester.path / "rep.jsonl") == items(pytester.path / "rec.jsonl")
     # Usage says which calls were replayed: their latency is the replay's, not the provider's.
@@ -96,7 +87,7 @@ def test_record_replay_round_trip_miss_and_no_secrets(
             assert "authorization" not in text.lower() or path.suffix != ".yaml", path
 
     # A changed prompt (here: the sampling temperature in the body) is a miss, never a wrong replay.
-    changed = run(pytester, url, "--citebench-temperature", "0")
+    changed = run_stub(pytester, url, "--citebench-temperature", "0")
     assert changed.ret == pytest.ExitCode.TESTS_FAILED
     assert changed.parseoutcomes()["failed"] == 8
     changed.stdout.fnmatch_lines(
@@ -132,7 +123,7 @@ def test_record_replay_round_trip_miss_and_no_secrets(
 
 
 def test_missing_cassette_is_an_error_not_a_pass(pytester: pytest.Pytester, tiny: Path) -> None:
-    result = run(pytester, "http://127.0.0.1:9/v1")
+    result = run_stub(pytester, "http://127.0.0.1:9/v1")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert outcomes(result) == {"failed": 8}
     result.stdout.fnmatch_lines(
@@ -149,7 +140,7 @@ def test_provider_failure_after_retries_is_an_error(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with StubServer(answer, faults=lambda i, req: Fault("status", status=503)) as server:
-        result = run(
+        result = run_stub(
             pytester,
             server.url,
             "--citebench-record",
@@ -180,7 +171,7 @@ def test_calls_are_concurrent(
         return "pass"
 
     with StubServer(timed, latency=0.5) as server:
-        result = run(
+        result = run_stub(
             pytester, server.url, "--citebench-record", "all", "--citebench-concurrency", "8"
         )
     assert outcomes(result) == {"abstained": 8}
@@ -249,9 +240,9 @@ def test_replay_runs_each_case_on_pytests_thread_and_recording_ahead_on_the_engi
         """
     )
     with StubServer(answer) as server:
-        recorded = run(pytester, server.url, "--citebench-record", "once", "-k", "indirect")
+        recorded = run_stub(pytester, server.url, "--citebench-record", "once", "-k", "indirect")
         url = server.url
     recorded.stdout.fnmatch_lines(["engine thread: True"])
-    replayed = run(pytester, url, "-k", "indirect")  # the server is gone: a replay or a miss
+    replayed = run_stub(pytester, url, "-k", "indirect")  # the server is gone: a replay or a miss
     replayed.stdout.fnmatch_lines(["engine thread: False"])
     assert outcomes(replayed) == outcomes(recorded)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import stub_args
+from conftest import run_stub
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,13 +37,13 @@ KEY = "sk-proj-CITEBENCHrecordingFAULTS0123456789"
 ANSWER = "Attention Is All You Need, by someone else entirely"
 
 
+#: Every run here writes its records to r.jsonl.
+RESULTS = ("--citebench-results", "r.jsonl")
+
+
 @pytest.fixture(autouse=True)
 def key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-
-
-def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(*stub_args(url, "--citebench-results", "r.jsonl", *args))
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -113,8 +113,14 @@ def test_an_unwritable_cassette_folder_keeps_the_answer_and_stops_paying(
     folder = pytester.path / "cassettes"
     folder.mkdir()
     with StubServer(lambda request: ANSWER) as server, faulty_fs(folder, code):
-        result = run(
-            pytester, server.url, "--citebench-record", "all", "--citebench-concurrency", "1"
+        result = run_stub(
+            pytester,
+            server.url,
+            *RESULTS,
+            "--citebench-record",
+            "all",
+            "--citebench-concurrency",
+            "1",
         )
         calls = server.calls
     out = result.stdout.str() + result.stderr.str()
@@ -133,9 +139,10 @@ def test_an_unwritable_cassette_folder_keeps_the_answer_and_stops_paying(
 
     # The folder is writable again: resume records what is missing, and it replays.
     with StubServer(lambda request: ANSWER) as server:
-        again = run(
+        again = run_stub(
             pytester,
             server.url,
+            *RESULTS,
             "--citebench-record",
             "once",
             "--citebench-resume",
@@ -203,7 +210,9 @@ def test_an_answer_too_big_to_replay_is_an_error_at_record_time_and_the_run_goes
         return "y " * 15_000 if big else "pass"
 
     with StubServer(answer) as server:
-        recorded = run(pytester, server.url, "--citebench-record", "once", "-k", "indirect")
+        recorded = run_stub(
+            pytester, server.url, *RESULTS, "--citebench-record", "once", "-k", "indirect"
+        )
         url = server.url
     out = recorded.stdout.str()
     assert recorded.ret == pytest.ExitCode.TESTS_FAILED, out
@@ -214,7 +223,7 @@ def test_an_answer_too_big_to_replay_is_an_error_at_record_time_and_the_run_goes
         assert record["raw_answer"].startswith("y y")
     saved = list((pytester.path / "cassettes").rglob("*.yaml"))
     assert len(saved) == 4 - len(errors)
-    replayed = run(pytester, url, "-k", "indirect")
+    replayed = run_stub(pytester, url, *RESULTS, "-k", "indirect")
     assert "could not be loaded" not in replayed.stdout.str()  # nothing replay refuses
 
 
@@ -243,9 +252,10 @@ def test_a_dripping_server_ends_the_item_as_an_error_within_the_timeout(
 ) -> None:
     with StubServer(faults=lambda index, request: Fault("drip", delay=0.25)) as server:
         started = time.monotonic()
-        result = run(
+        result = run_stub(
             pytester,
             server.url,
+            *RESULTS,
             "--citebench-record",
             "all",
             "-k",
@@ -280,10 +290,16 @@ def test_a_cassette_folder_known_to_be_unwritable_is_a_usage_error_before_any_ca
 
     monkeypatch.setattr(os, "access", access)
     with StubServer(lambda request: ANSWER) as server:
-        result = run(pytester, server.url, "--citebench-record", "once")
+        result = run_stub(pytester, server.url, *RESULTS, "--citebench-record", "once")
         (pytester.path / "file.txt").write_text("")
-        as_file = run(
-            pytester, server.url, "--citebench-record", "once", "--citebench-cassettes", "file.txt"
+        as_file = run_stub(
+            pytester,
+            server.url,
+            *RESULTS,
+            "--citebench-record",
+            "once",
+            "--citebench-cassettes",
+            "file.txt",
         )
         assert server.calls == 0
     assert result.ret == as_file.ret == pytest.ExitCode.USAGE_ERROR

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import stub_args
+from conftest import run_stub
 
 from pytest_citebench.recording import (
     CassetteSerializer,
@@ -27,8 +27,8 @@ from pytest_citebench.testing.stubserver import Fault, StubServer
 TOKEN = "custom-header-secret-1f2e3d4c5b6a"
 
 
-def _run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(*stub_args(url, "--citebench-results", "r.jsonl", *args))
+#: Every run here writes its records to r.jsonl.
+RESULTS = ("--citebench-results", "r.jsonl")
 
 
 def _cassette(pytester: pytest.Pytester, task: str = "indirect") -> Path:
@@ -55,9 +55,10 @@ def test_a_credential_header_from_params_never_reaches_any_file(
 ) -> None:
     with StubServer(lambda r: "pass") as server:
         headers = json.dumps({"X-Custom-Token": TOKEN, "X-Trace": "visible"})
-        result = _run(
+        result = run_stub(
             pytester,
             server.url,
+            *RESULTS,
             "--citebench-record",
             "once",
             "--citebench-param",
@@ -88,7 +89,7 @@ def test_urls_lose_userinfo_and_key_like_query_values_everywhere() -> None:
 def test_a_miss_prints_no_credentials_of_the_api_base(
     pytester: pytest.Pytester, tiny: Path
 ) -> None:
-    result = _run(pytester, "http://alice:pw-s3cret-777@127.0.0.1:9/v1")
+    result = run_stub(pytester, "http://alice:pw-s3cret-777@127.0.0.1:9/v1", *RESULTS)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str() + (pytester.path / "r.jsonl").read_text()
     assert "cassette miss" in out and "pw-s3cret-777" not in out
@@ -107,7 +108,9 @@ def test_a_billion_laughs_cassette_is_refused_quickly_and_named(
         f"bomb:\n  {bomb.replace(chr(10), chr(10) + '  ')}\ninteractions: []\nversion: 1\n"
     )
     started = time.perf_counter()
-    result = _run(pytester, "http://127.0.0.1:9/v1", "--log-level=INFO", "-k", "indirect")
+    result = run_stub(
+        pytester, "http://127.0.0.1:9/v1", *RESULTS, "--log-level=INFO", "-k", "indirect"
+    )
     assert time.perf_counter() - started < 60
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"*cassette {path} could not be loaded*YAML nodes*"])
@@ -117,11 +120,11 @@ def test_a_recorded_server_error_is_refused_by_name_not_dropped(
     pytester: pytest.Pytester, tiny: Path, key: None
 ) -> None:
     with StubServer(lambda r: "pass") as server:
-        assert _run(pytester, server.url, "--citebench-record", "once").ret == 0
+        assert run_stub(pytester, server.url, *RESULTS, "--citebench-record", "once").ret == 0
         url = server.url
     path = _cassette(pytester)
     _edit(path, lambda data: data["interactions"][0]["response"]["status"].update(code=500))
-    result = _run(pytester, url, "-k", "indirect and 2001.00001-s1")
+    result = run_stub(pytester, url, *RESULTS, "-k", "indirect and 2001.00001-s1")
     result.stdout.fnmatch_lines(["*could not be loaded: interaction 1: a recorded 500 response*"])
 
 
@@ -130,12 +133,14 @@ def test_an_item_that_failed_while_recording_replays_with_its_original_cause(
 ) -> None:
     fault = Fault("status", status=400)
     with StubServer(lambda r: "pass", faults=lambda i, r: fault) as server:
-        recorded = _run(pytester, server.url, "--citebench-record", "once", "-k", "indirect")
+        recorded = run_stub(
+            pytester, server.url, *RESULTS, "--citebench-record", "once", "-k", "indirect"
+        )
         url = server.url
     assert recorded.ret == pytest.ExitCode.TESTS_FAILED
     path = _cassette(pytester)
     assert not path.exists() and error_note(path).is_file()
-    replayed = _run(pytester, url, "-k", "indirect")
+    replayed = run_stub(pytester, url, *RESULTS, "-k", "indirect")
     replayed.stdout.fnmatch_lines(
         [
             "*cassette miss: *2001.00001-s1.yaml was not saved: recording this item failed with*",
@@ -149,12 +154,12 @@ def test_a_miss_after_a_client_upgrade_names_the_versions(
     pytester: pytest.Pytester, tiny: Path, key: None
 ) -> None:
     with StubServer(lambda r: "pass") as server:
-        assert _run(pytester, server.url, "--citebench-record", "once").ret == 0
+        assert run_stub(pytester, server.url, *RESULTS, "--citebench-record", "once").ret == 0
         url = server.url
     path = _cassette(pytester)
     now = client_versions()["litellm"]
     _edit(path, lambda data: data["recorded_with"].update(litellm="0.0.1"))
-    result = _run(pytester, url, "--citebench-max-tokens", "65", "-k", "indirect")
+    result = run_stub(pytester, url, *RESULTS, "--citebench-max-tokens", "65", "-k", "indirect")
     result.stdout.fnmatch_lines(
         [
             "*differs from the recording: max_tokens: recorded 256, now 65*",

@@ -649,7 +649,7 @@ def test_direct_answers_with_an_identifier_keep_their_authors() -> None:
         ("A: A", "unanswered"),
     ],
 )
-def test_round_a_classes(raw: str, outcome: str) -> None:
+def test_round_a_indirect_answer_styles_get_their_outcomes(raw: str, outcome: str) -> None:
     check(INDIRECT, raw, outcome)
 
 
@@ -698,5 +698,7 @@ def test_a_citing_title_garbled_with_the_sentences_pdf_text_is_an_echo() -> None
         ),
     ],
 )
-def test_round_b_classes(task: Any, raw: str, outcome: str) -> None:
+def test_round_b_answer_styles_of_both_tasks_get_their_outcomes(
+    task: Any, raw: str, outcome: str
+) -> None:
     check(task, raw, outcome)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import outcomes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,10 +21,6 @@ KEY = "sk-test-strategies-0123456789abcdef"
 ALL_TASKS = (
     '["direct", "direct_metadata", "direct_metadata_oracle", "indirect", "sid", "sid_oracle"]'
 )
-
-
-def outcomes(result: pytest.RunResult) -> dict[str, int]:
-    return {k: v for k, v in result.parseoutcomes().items() if k != "warnings"}
 
 
 def records(path: Path) -> dict[tuple[str, str], dict]:

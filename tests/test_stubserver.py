@@ -396,7 +396,7 @@ def test_binds_loopback_only(server: StubServer) -> None:
             sock6.connect(("::1", server.port))
 
 
-def test_lifecycle() -> None:
+def test_the_stub_has_no_url_before_start_and_starts_only_once() -> None:
     srv = StubServer()
     with pytest.raises(RuntimeError):
         _ = srv.url

@@ -19,7 +19,7 @@ def suite(tmp_path: Path) -> Path:
     return target
 
 
-def test_tiny_loads(suite: Path) -> None:
+def test_the_tiny_suite_loads_its_items_with_their_lines(suite: Path) -> None:
     loaded = load_suite(suite)
     assert loaded.name == "tiny" and len(loaded.items) == 4
     assert (
@@ -54,16 +54,19 @@ def test_manifest_errors(suite: Path, edit: tuple[str, str], expected: str) -> N
     assert str(manifest) in str(info.value)
 
 
-def test_item_errors_name_line_and_field(suite: Path) -> None:
+@pytest.mark.parametrize(("value", "kind"), [(["a list"], "list"), (None, "null")])
+def test_item_errors_name_line_and_field(suite: Path, value: object, kind: str) -> None:
+    # A JSON null is named as JSON names it (the suites' and the jsonl reader's type names are
+    # one function; the suites' own copy said "NoneType").
     items = suite / "items.jsonl"
     lines = items.read_text().splitlines()
     row = json.loads(lines[2])
-    row["cited_authors"] = ["a list"]
+    row["cited_authors"] = value
     lines[2] = json.dumps(row)
     items.write_text("\n".join(lines) + "\n")
     with pytest.raises(SuiteError) as info:
         load_suite(suite)
-    assert str(info.value) == f"{items}:3: field 'cited_authors': expected string, got list"
+    assert str(info.value) == f"{items}:3: field 'cited_authors': expected string, got {kind}"
 
 
 def test_bad_corpus_fails_at_load(suite: Path) -> None:
@@ -73,7 +76,7 @@ def test_bad_corpus_fails_at_load(suite: Path) -> None:
         load_suite(suite)
 
 
-def test_non_object_line(suite: Path) -> None:
+def test_an_items_line_that_is_no_object_is_an_error_naming_it(suite: Path) -> None:
     (suite / "items.jsonl").write_text("[1, 2]\n")
     with pytest.raises(SuiteError, match=r"items.jsonl:1: expected a JSON object, got list"):
         load_suite(suite)

@@ -13,21 +13,18 @@ from dataclasses import dataclass, field
 
 from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import CassetteMiss, ProviderError, ResponseError
+from pytest_citebench.models.budget import Budget
 from pytest_citebench.models.types import (
-    _USAGE,
     DEFAULT_MODEL,
     LOCAL_PREFIX,
     REPLAY_API_KEY,
-    Budget,
-    CallUsage,
     RetryPolicy,
     SamplingParams,
     fold_system,
     local_answer,
     offline_environment,
-    track_usage,
-    usage_summary,
 )
+from pytest_citebench.models.usage import CallUsage, current_calls, track_usage, usage_summary
 
 
 @dataclass(frozen=True)
@@ -120,7 +117,7 @@ class Model:
         if self.system_role == "user":
             payload = fold_system(payload)
         model = self.litellm_model or self.name
-        calls = _USAGE.get()
+        calls = current_calls()
         for attempt in range(self.retry.retries + 1):
             miss_before = recording.miss_count()
             mark = recording.recorded_count()

@@ -1,5 +1,6 @@
-"""The plain values every model shares (sampling settings, retry policy, usage, budget) and the
-helpers that need no provider SDK.
+"""The plain values every model shares (sampling settings, retry policy) and the helpers that
+need no provider SDK; what a run spends is counted apart (``usage`` per item, ``budget`` per
+process).
 
 They live apart from ``Model`` so that the litellm backend can use them without importing the
 package that imports it: the dependency runs one way, ``models`` -> ``litellm_backend`` ->
@@ -8,15 +9,13 @@ package that imports it: the dependency runs one way, ``models`` -> ``litellm_ba
 
 from __future__ import annotations
 
-import contextvars
 import os
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_citebench.api import Hint
-from pytest_citebench.errors import BudgetExceeded, ProviderError
+from pytest_citebench.errors import ProviderError
 
 LOCAL_PREFIX = "citebench/"
 DEFAULT_MODEL = "citebench/bm25"
@@ -56,78 +55,6 @@ class RetryPolicy:
         """Jitter keeps concurrent items from retrying in step; Retry-After is capped too."""
         backoff = min(self.max_delay, self.base_delay * 2**attempt) * (0.5 + random.random() / 2)
         return max(backoff, min(retry_after or 0.0, self.max_delay))
-
-
-@dataclass(frozen=True)
-class CallUsage:
-    """One model call as the item record keeps it (see ``usage_summary``)."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float | None
-    latency: float
-    # Played from a cassette: the latency is replay's, not the provider's.
-    replayed: bool = False
-
-
-# The calls of the item running in this asyncio task; the runner sets a fresh list per item.
-_USAGE: contextvars.ContextVar[list[CallUsage] | None] = contextvars.ContextVar(
-    "citebench_usage", default=None
-)
-
-
-def track_usage() -> list[CallUsage]:
-    """Give the running item its own call list, so concurrent items never share usage."""
-    calls: list[CallUsage] = []
-    _USAGE.set(calls)
-    return calls
-
-
-def usage_summary(calls: Sequence[CallUsage]) -> dict[str, Any] | None:
-    """The item record's ``usage``: None for items that made no remote call."""
-    if not calls:
-        return None
-    costs = [c.cost for c in calls]
-    return {
-        "calls": len(calls),
-        "prompt_tokens": sum(c.prompt_tokens for c in calls),
-        "completion_tokens": sum(c.completion_tokens for c in calls),
-        "cost": None if any(c is None for c in costs) else round(sum(costs), 10),  # type: ignore[arg-type]
-        "latencies": [round(c.latency, 4) for c in calls],
-        # Calls played from cassettes: their latencies time the replay, not the provider.
-        **({"replayed": n} if (n := sum(c.replayed for c in calls)) else {}),
-    }
-
-
-class Budget:
-    """``--citebench-max-cost``: dollars this process may still spend on recording calls."""
-
-    def __init__(self, limit: float | None) -> None:
-        self.limit = limit
-        self.spent = 0.0
-        self.unpriced: str | None = None  # a paid answer litellm could not price, by model
-
-    def check(self, model: str) -> None:
-        """Before each call: the call that crosses the limit still runs, none after it does.
-        A paid answer with no price also stops the run: a cap that cannot see what it is
-        spent on is no cap (the start-up check refuses unpriced models; this is its net)."""
-        if self.limit is not None and self.unpriced is not None:
-            raise BudgetExceeded(
-                f"{model}: --citebench-max-cost {self.limit:g} USD cannot be kept: litellm "
-                f"could not price an answer of {self.unpriced}; no further calls are made"
-            )
-        if self.limit is not None and self.spent >= self.limit:
-            raise BudgetExceeded(
-                f"{model}: --citebench-max-cost {self.limit:g} USD reached "
-                f"({self.spent:.4f} USD spent); no further calls are made"
-            )
-
-    def add(self, cost: float | None, model: str = "") -> None:
-        """An unpriced call (None) adds nothing it could count, so it is remembered instead."""
-        if cost:
-            self.spent += cost
-        elif cost is None and self.unpriced is None:
-            self.unpriced = model or "a model"
 
 
 def fold_system(payload: list[dict[str, str]]) -> list[dict[str, str]]:

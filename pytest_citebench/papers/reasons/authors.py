@@ -21,148 +21,11 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_citebench.papers.reasons.name_words import FORMAL_NAMES, NOT_NAMES
 from pytest_citebench.parsing import ET_AL_AFFILIATION, ET_AL_COMPANIONS, SURNAME_PARTICLES
 
 _PARTICLES = SURNAME_PARTICLES
 _TITLES = re.compile(r"\b(?:dr|prof|professor|mr|mrs|ms|sir|phd|jr|sr)\b\.?", re.IGNORECASE)
-_STOPWORDS = frozenset(
-    [
-        "the",
-        "of",
-        "paper",
-        "research",
-        "is",
-        "are",
-        "was",
-        "were",
-        "this",
-        "that",
-        "these",
-        "those",
-        "i",
-        "we",
-        "you",
-        "it",
-        "they",
-        "authors",
-        "author",
-        "title",
-        "names",
-        "name",
-        "not",
-        "know",
-        "sorry",
-        "unable",
-        "information",
-        "about",
-        "in",
-        "on",
-        "for",
-        "with",
-        "from",
-        "which",
-        "who",
-        "written",
-        "cannot",
-        "can't",
-        "don't",
-        "do",
-        "does",
-        "find",
-        "provide",
-        "list",
-        "following",
-        "known",
-        "unknown",
-        "any",
-        "my",
-        "here",
-        "there",
-        "please",
-        "however",
-        "based",
-    ]
-) | frozenset(
-    # Words of prose about authors ("researchers who have published several related works"),
-    # and organisations, which are not people ("OpenAI", "Google Brain team").
-    (
-        "at",
-        "by",
-        "university",
-        "institute",
-        "lab",
-        "laboratory",
-        "team",
-        "group",
-        "department",
-        "college",
-        "inc",
-        "sure",
-        "certainly",
-        "unfortunately",
-        "et",
-        "have",
-        "has",
-        "had",
-        "published",
-        "several",
-        "related",
-        "works",
-        "work",
-        "researchers",
-        "scientists",
-        "experts",
-        "people",
-        "various",
-        "many",
-        "some",
-        "other",
-        "others",
-        "different",
-        "who",
-        "whom",
-        "whose",
-        "be",
-        "been",
-        "would",
-        "could",
-        "should",
-        "might",
-        "also",
-        "such",
-        "topic",
-        "papers",
-        "article",
-        "study",
-        "studies",
-        "his",
-        "her",
-        "their",
-        "our",
-        "and",
-        "or",
-        "to",
-        "a",
-        "as",
-        "but",
-        "if",
-        "none",
-        "unknown",
-        "openai",
-        "deepmind",
-        "google",
-        "microsoft",
-        "facebook",
-        "meta",
-        "ibm",
-        "nvidia",
-        "amazon",
-        "baidu",
-        "alibaba",
-        "tencent",
-        "brain",
-    )
-)
 _ET_AL = re.compile(
     r"(?:\bet\.?\s*al\b\.?|\band\s+(?:" + ET_AL_COMPANIONS + r"|team)\b)" + ET_AL_AFFILIATION,
     re.IGNORECASE,
@@ -231,80 +94,9 @@ class Person:
         return self.text
 
 
-# Common given-name variants (nickname -> the formal names it stands for): "Jeff Dean" is
-# "Jeffrey Dean", and the suites' own golds spell some people both ways. A nickname of two
-# formal names (Chris, Sam, Alex) matches either; two formal names never match each other.
-_NICKNAMES = {
-    "jeffrey": "jeff jeffery",
-    "william": "bill will billy willy",
-    "robert": "bob rob bobby robbie",
-    "michael": "mike mick",
-    "thomas": "tom tommy",
-    "alexander": "alex alec sasha",
-    "alexandra": "alex sasha",
-    "daniel": "dan danny",
-    "david": "dave",
-    "james": "jim jimmy jamie",
-    "joseph": "joe joey",
-    "christopher": "chris",
-    "christian": "chris",
-    "christina": "chris",
-    "matthew": "matt",
-    "nicholas": "nick",
-    "nicolas": "nick",
-    "samuel": "sam",
-    "samantha": "sam",
-    "benjamin": "ben",
-    "steven": "steve",
-    "stephen": "steve",
-    "anthony": "tony",
-    "andrew": "andy drew",
-    "katherine": "kate kathy katie",
-    "catherine": "kate cathy",
-    "elizabeth": "liz beth lizzie eliza",
-    "richard": "rick rich dick",
-    "edward": "ed eddie ted",
-    "timothy": "tim",
-    "patrick": "pat",
-    "patricia": "pat trish",
-    "jonathan": "jon",
-    "john": "jack johnny",
-    "kenneth": "ken",
-    "gregory": "greg",
-    "peter": "pete",
-    "philip": "phil",
-    "phillip": "phil",
-    "raymond": "ray",
-    "ronald": "ron",
-    "donald": "don",
-    "douglas": "doug",
-    "gerald": "jerry gerry",
-    "jeremy": "jerry",
-    "lawrence": "larry",
-    "nathaniel": "nate nat",
-    "nathan": "nate",
-    "zachary": "zach zack",
-    "jennifer": "jen jenny",
-    "jessica": "jess",
-    "rebecca": "becky",
-    "margaret": "maggie meg peggy",
-    "susan": "sue",
-    "deborah": "deb debbie",
-    "victoria": "vicky",
-    "frederick": "fred",
-    "alfred": "fred",
-    "charles": "charlie chuck",
-    "vincent": "vince",
-}
-_FORMAL: dict[str, frozenset[str]] = {}
-for _formal, _nicks in _NICKNAMES.items():
-    for _name in (_formal, *_nicks.split()):
-        _FORMAL[_name] = _FORMAL.get(_name, frozenset()) | {_formal}
-
-
 def _given_forms(name: str) -> frozenset[str]:
     """The formal names a given name may stand for ("bill" -> william), itself included."""
-    return _FORMAL.get(name, frozenset()) | {name}
+    return FORMAL_NAMES.get(name, frozenset()) | {name}
 
 
 def _same_given(x: str, y: str) -> bool:
@@ -315,7 +107,7 @@ def _same_given(x: str, y: str) -> bool:
     if len(x) == 1 or len(y) == 1:
         initial, full = (x, y) if len(x) == 1 else (y, x)
         return any(f.startswith(initial) for f in _given_forms(full))
-    return bool(_FORMAL.get(x, frozenset({x})) & _FORMAL.get(y, frozenset({y})))
+    return bool(FORMAL_NAMES.get(x, frozenset({x})) & FORMAL_NAMES.get(y, frozenset({y})))
 
 
 def _compatible_given(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -355,7 +147,7 @@ def is_name_like(text: str) -> bool:
             return False
         if _is_initials(token):
             continue  # "Zhao BY": initials, not the word "by"
-        if len(token.strip(".")) > 1 and token.lower().strip(".") in _STOPWORDS:
+        if len(token.strip(".")) > 1 and token.lower().strip(".") in NOT_NAMES:
             return False
     if not any(len(re.sub(r"[^\w]", "", t)) >= 2 for t in tokens):
         return False

@@ -1,0 +1,160 @@
+"""REASONS direct: a reply naming the authors of a cited title, judged against the gold authors.
+
+The rules (docs/outcomes.md) are the functions of ``RULES``, tried in order: a reply that names
+nobody (a template placeholder, the title repeated, an echo of the prompt) is *unanswered*; one
+author not in the gold makes it *hallucinated*; the same set is *correct*, a subset *partial*.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from pytest_citebench.api import Sample
+from pytest_citebench.metrics.text import normalize
+from pytest_citebench.papers.reasons.authors import (
+    AuthorList,
+    AuthorVerdict,
+    compare_authors,
+    parse_authors,
+)
+from pytest_citebench.papers.reasons.echoes import echoes
+from pytest_citebench.papers.reasons.identifiers import with_ids
+from pytest_citebench.papers.reasons.judgement import Judgement, Rule, first_judgement, short
+from pytest_citebench.parsing import clean_authors, final_text, has_letters, is_placeholder
+from pytest_citebench.parsing import find_title as _find_title
+
+
+@dataclass(frozen=True)
+class AuthorsReply:
+    """One raw reply to a direct prompt and what the rules read of it, each read once."""
+
+    item: Sample
+    raw: str
+    sources: Sequence[str]
+    instructions: Sequence[str]
+
+    @cached_property
+    def text(self) -> str:
+        """The names around the cited title: before it (a reference string), or after it
+        ("<title> by A, B", 'The research paper "<title>" was authored by Dr. A, a ...',
+        '... are:\\n- A')."""
+        return clean_authors(self.raw, self.item["cited_title"])
+
+    @cached_property
+    def final(self) -> str:
+        """The reply's last word on it (a revised answer replaces the first)."""
+        return final_text(self.raw)
+
+    @cached_property
+    def names(self) -> str:
+        """The cleaned text without empty ``<>`` placeholders."""
+        return re.sub(r"(?:^|,\s*)<>(?=,|$)", "", self.text).strip(" ,")
+
+    @cached_property
+    def parsed(self) -> AuthorList:
+        return parse_authors(self.text)
+
+    @cached_property
+    def verdict(self) -> AuthorVerdict:
+        gold = parse_authors(self.item["cited_authors"]).persons
+        return compare_authors(self.parsed.persons, gold)
+
+    @cached_property
+    def answer(self) -> str:
+        """The names as the metrics read them."""
+        persons = ", ".join(p.text for p in self.parsed.persons)
+        return persons + (", et al." if self.parsed.et_al else "")
+
+
+def only_a_placeholder(r: AuthorsReply) -> Judgement | None:
+    if not has_letters(r.names) and ("<>" in r.text or is_placeholder(r.final)):
+        return Judgement("unanswered", f"template placeholder: {short(r.final)}", "")
+    return None
+
+
+def repeats_the_cited_title(r: AuthorsReply) -> Judgement | None:
+    title_words = tuple(normalize(r.item["cited_title"]).split())
+    if not has_letters(r.names) and title_words and _find_title(title_words, r.final):
+        return Judgement("unanswered", "repeats the cited title, names no author", "")
+    return None
+
+
+def nothing_name_like(r: AuthorsReply) -> Judgement | None:
+    if not has_letters(r.names):
+        return Judgement("unanswered", "nothing name-like left after cleaning", "")
+    return None
+
+
+def echoes_the_prompt(r: AuthorsReply) -> Judgement | None:
+    if echoes(r.names, r.sources, r.instructions):
+        return Judgement("unanswered", f"echoes the prompt: {short(r.names)}", "")
+    return None
+
+
+def placeholder_among_words(r: AuthorsReply) -> Judgement | None:
+    if not r.parsed.persons and "<>" in r.text:
+        return Judgement("unanswered", f"template placeholder: {short(r.final)}", "")
+    return None
+
+
+def no_name_like_span(r: AuthorsReply) -> Judgement | None:
+    if not r.parsed.persons:
+        return Judgement("unanswered", f"no name-like span: {short(r.names)}", "")
+    return None
+
+
+def invents_authors(r: AuthorsReply) -> Judgement | None:
+    verdict = r.verdict
+    if not verdict.invented:
+        return None
+    shown = [
+        name + (f" (repeated {n} times)" if n > 1 else "")
+        for name, n in zip(verdict.invented, verdict.repeats or (1,) * 99, strict=False)
+    ]
+    names_shown = ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "")
+    return Judgement(
+        "hallucinated",
+        f"{len(verdict.invented)} author(s) not in the gold: {names_shown}",
+        r.answer,
+    )
+
+
+def names_every_gold_author(r: AuthorsReply) -> Judgement | None:
+    if r.verdict.matched == r.verdict.gold:
+        return Judgement("correct", f"the same {r.verdict.gold} author(s) as the gold", r.answer)
+    return None
+
+
+def names_some_gold_authors(r: AuthorsReply) -> Judgement:
+    """The last rule: real gold authors, none invented, not all of them."""
+    et_al = ' with "et al."' if r.parsed.et_al else ""
+    return Judgement(
+        "partial",
+        f"names {r.verdict.matched} of {r.verdict.gold} gold authors{et_al}, none invented",
+        r.answer,
+    )
+
+
+#: In order; the first that judges the reply wins, and the last judges every reply.
+RULES: tuple[Rule[AuthorsReply], ...] = (
+    only_a_placeholder,
+    repeats_the_cited_title,
+    nothing_name_like,
+    echoes_the_prompt,
+    placeholder_among_words,
+    no_name_like_span,
+    invents_authors,
+    names_every_gold_author,
+    names_some_gold_authors,
+)
+
+
+def judge_direct(
+    item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
+) -> Judgement:
+    """The outcome of a direct reply that is not a 'pass', its identifiers checked."""
+    judgement = first_judgement(RULES, AuthorsReply(item, raw, sources, instructions))
+    return with_ids(judgement, item, final_text(raw))

@@ -1,0 +1,388 @@
+"""REASONS indirect: a reply naming the paper a sentence cites, judged against the gold title.
+
+The rules (docs/outcomes.md) are the functions of ``RULES``, tried in order. The first ones
+decide which titles the reply names (the citing title copied back is no answer, nor an echo of
+the prompt; a quoted 'pass' is a pass); the rest judge the first title it names: the gold is
+*correct*; a paper of the suite's corpus or anything shaped like a title is *hallucinated*;
+prose, placeholders and the sentence quoted back are *unanswered*.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from pytest_citebench.api import Sample
+from pytest_citebench.metrics.text import normalize, same_title, spelling_key
+from pytest_citebench.papers.reasons.echoes import echoes, runs_of
+from pytest_citebench.papers.reasons.identifiers import with_ids
+from pytest_citebench.papers.reasons.judgement import Judgement, Rule, first_judgement, short
+from pytest_citebench.parsing import (
+    final_text,
+    has_letters,
+    is_non_answer,
+    is_placeholder,
+    looks_like_prose,
+    not_a_title,
+    quoted_spans,
+    reads_as_sentence,
+    reads_as_title_case,
+    strip_restatement,
+    title_candidates,
+    title_quotes,
+)
+
+# --------------------------------------------------------------------------- the suite's corpus
+
+
+@functools.lru_cache(maxsize=64)
+def _titles_of(path: str) -> frozenset[str]:
+    from pytest_citebench.jsonl import read_objects
+
+    titles = set()
+    for record in read_objects(path):
+        if isinstance(record.get("title"), str):
+            titles.add(normalize(record["title"]))
+    return frozenset(titles)
+
+
+def corpus_titles(path: str | None) -> frozenset[str]:
+    """The normalized titles of the suite's corpus file (empty when unknown), so a real paper's
+    title is judged a wrong attribution, never prose."""
+    try:
+        return _titles_of(path) if path else frozenset()
+    except (OSError, ValueError):
+        return frozenset()  # the corpus is checked when the suite loads; here it only helps
+
+
+# --------------------------------------------------------------------------- reading the reply
+
+_CONTENT = re.compile(r"[^\W\d_]{3,}")
+_FUNCTION_TEXT = (
+    "the and for with from into onto over under via using towards toward are was were its"
+)
+_FUNCTION = frozenset(_FUNCTION_TEXT.split())
+
+
+def _content_words(text: str) -> list[str]:
+    """Words of three letters or more, not function words, singular and in American spelling."""
+    return [spelling_key(w) for w in _CONTENT.findall(normalize(text)) if w not in _FUNCTION]
+
+
+def is_citing_title(text: str, citing: str, sentence: str = "") -> bool:
+    """The citing title copied back, whole or not: the same title; or a span of three content
+    words or more, at least half of them from the citing title and four fifths from the citing
+    title and the sentence (a model that copies the title stops at the prompt's line break,
+    "Prediction and Power in Molecular Sensors: Uncertainty and Dissipation", or garbles it
+    with the sentence's words, "Opti- mizes for Accelerating Iterative Machine Learning"). A
+    new title built on a few of its words ("... : A Case Study on Data Refresher ...") is not."""
+    if same_title(text, citing):
+        return True
+    words = _content_words(text)
+    if len(words) < 3:
+        return False
+    citing_words = set(_content_words(citing))
+    known = citing_words | set(_content_words(sentence))
+    in_citing = sum(w in citing_words for w in words)
+    not_citing = len(words) - in_citing
+    new = sum(w not in known for w in words)
+    if 2 * in_citing < len(words):
+        return False
+    # At most one word in five the citing title lacks, or two (a third at most) from the sentence.
+    if not_citing <= 1 and 5 * not_citing <= len(words):
+        return True
+    # Garbled with the sentence's PDF text ("Opti- mizes for Accelerating ..."): a line-break
+    # hyphen, every word from the prompt, at most two (a third) outside the citing title.
+    garbled = re.search(r"[^\W\d_]-\s+[^\W\d_]", text) is not None
+    return garbled and new == 0 and not_citing <= 2 and 3 * not_citing <= len(words)
+
+
+_PASS_CUE = re.compile(r"(?:sentence|title|titled|answer|paper|is|be|:)\s*$", re.IGNORECASE)
+
+
+_PAPER_CUE = re.compile(
+    r"\b(?:titled|entitled|paper|article|work|study|publication|cites?|citing(?:\s+to)?|"
+    r"referencing|reference\s+to|refers\s+to|is)\s*[,:]?\s*[\"“'‘«]?$",
+    re.IGNORECASE,
+)
+
+
+def _sentence_quoted(title: str, text: str, sentence: str) -> bool:
+    """A quoted span made of the sentence's own words, not introduced as a paper ('"Expressive
+    policy representation without prior" is a type of ...', 'concise: "Perspective effects"'):
+    the sentence quoted back. Introduced as a paper ('cites "X"', 'a paper titled "X"'), a
+    title the sentence mentions stays a wrong attribution."""
+    words = _content_words(title)
+    sentence_words = set(_content_words(sentence))
+    if len(words) < 2 or sum(w not in sentence_words for w in words) * 10 > len(words):
+        return False
+    at = text.find(title)
+    return at >= 0 and not _PAPER_CUE.search(text[:at])
+
+
+def _quoted_sentence(text: str) -> bool:
+    """A quoted span that is a sentence, not a title: fifteen words or more ending in a full
+    stop, not in Title Case ('the essence of the sentence: "The potential for ... precision."')."""
+    words = text.split()
+    return len(words) >= 15 and text.rstrip().endswith(".") and not reads_as_title_case(text)
+
+
+def _quoted_pass(text: str) -> bool:
+    """A quoted "pass" given as the answer ('The sentence "Pass" is ...', 'titled "Pass"') and
+    no title beside it; "pass" quoted as a word ('"pass" is a common abbreviation') is not."""
+    passes = [
+        q
+        for q in quoted_spans(text)
+        if normalize(q[2]) == "pass" and (q[0] == 0 or _PASS_CUE.search(text[: q[0]]))
+    ]
+    others = [q for q in title_quotes(text) if normalize(q[2]) != "pass"]
+    return bool(passes) and not others
+
+
+@dataclass(frozen=True)
+class TitleReply:
+    """One raw reply to an indirect prompt and what the rules read of it, each read once."""
+
+    item: Sample
+    raw: str
+    sources: Sequence[str]
+    instructions: Sequence[str]
+    corpus: frozenset[str]
+
+    @property
+    def gold(self) -> str:
+        return str(self.item["cited_title"])
+
+    @property
+    def citing(self) -> str:
+        return str(self.item["citing_title"])
+
+    @property
+    def sentence(self) -> str:
+        return str(self.item["sentence"])
+
+    @cached_property
+    def text(self) -> str:
+        """The reply's last word, without a restatement of the question."""
+        return strip_restatement(final_text(self.raw))
+
+    @cached_property
+    def flat(self) -> str:
+        """On one line: a quoted title may run over a line break."""
+        return " ".join(self.text.split())
+
+    @cached_property
+    def candidates(self) -> list[str]:
+        """The title-like spans of the reply, best first."""
+        return title_candidates(self.raw)
+
+    @cached_property
+    def quoted(self) -> list[str]:
+        return [q[2] for q in quoted_spans(self.flat)]
+
+    def is_echo(self, span: str) -> bool:
+        return is_citing_title(span, self.citing, self.sentence)
+
+    @cached_property
+    def echoes_citing(self) -> bool:
+        """Some span of the reply is the citing title copied back."""
+        return any(self.is_echo(c) for c in [*self.candidates, *self.quoted])
+
+    @cached_property
+    def others(self) -> list[str]:
+        """Beside the citing title copied back, the quoted titles the reply names as the cited
+        one ('... titled "<citing>" and cites the paper "X"'), or a quoted 'pass'."""
+        return [
+            q[2]
+            for q in title_quotes(self.flat)
+            if not self.is_echo(q[2]) and (len(q[2].split()) >= 2 or normalize(q[2]) == "pass")
+        ]
+
+    @cached_property
+    def own(self) -> list[str]:
+        """A quoted title of its own ('Here's a possible title ...: "X"'), read even when the
+        reply around it repeats the prompt."""
+        return [
+            q[2]
+            for q in title_quotes(self.flat)
+            if len(q[2].split()) >= 2 and not _quoted_sentence(q[2])
+        ]
+
+    @cached_property
+    def named(self) -> list[str]:
+        """The titles the reply names, the one it answers with first (the rules before
+        ``names_the_gold_among_them`` have judged every reply for which this is empty)."""
+        if self.echoes_citing:
+            return self.others
+        if self.own and normalize(self.candidates[0]) not in {normalize(q) for q in self.quoted}:
+            return [*self.own, *self.candidates]  # the quoted title, not a ramble before it
+        return self.candidates
+
+    @property
+    def title(self) -> str:
+        """The title the reply answers with."""
+        return self.named[0]
+
+    @cached_property
+    def title_is_quoted(self) -> bool:
+        return any(normalize(q) == normalize(self.title) for q in self.quoted)
+
+
+# --------------------------------------------------------------------------- the rules, in order
+
+
+def names_the_gold(r: TitleReply) -> Judgement | None:
+    """Any title-like span that is the gold, unless the gold is the citing title itself."""
+    if not same_title(r.gold, r.citing):
+        for candidate in r.candidates:
+            if same_title(candidate, r.gold):
+                return Judgement("correct", "the gold title", candidate)
+    return None
+
+
+def passes_after_the_citing_title(r: TitleReply) -> Judgement | None:
+    if r.echoes_citing and r.others and normalize(r.others[0]) == "pass":
+        return Judgement("abstained", "echoes the citing title, then says 'pass'", "pass")
+    return None
+
+
+def self_citation_named_alone(r: TitleReply) -> Judgement | None:
+    """A self-citation (gold = citing title) is credited only when the reply is that title
+    alone: named in a sentence it cannot be told from the echo."""
+    if not r.echoes_citing or r.others or not same_title(r.gold, r.citing):
+        return None
+    alone = [c for c in r.candidates if normalize(c) == normalize(" ".join(r.text.split()))]
+    if any(same_title(c, r.gold) for c in alone):
+        return Judgement("correct", "the gold title (a self-citation, named alone)", r.gold)
+    return None
+
+
+def echoes_the_citing_title(r: TitleReply) -> Judgement | None:
+    """The citing title copied back is no answer, however introduced."""
+    if r.echoes_citing and not r.others:
+        return Judgement("unanswered", f"echoes the citing title: {short(r.citing)}", "")
+    return None
+
+
+def gives_a_quoted_pass(r: TitleReply) -> Judgement | None:
+    if not r.echoes_citing and _quoted_pass(r.flat):
+        return Judgement("abstained", "gives a quoted 'pass' as the answer", "pass")
+    return None
+
+
+def no_title_like_span(r: TitleReply) -> Judgement | None:
+    if not r.echoes_citing and not r.candidates:
+        return Judgement("unanswered", "no title-like span", "")
+    return None
+
+
+def echoes_the_prompt(r: TitleReply) -> Judgement | None:
+    """The reply repeats the prompt, and no quoted title of its own is read from it (nor when
+    it writes the prompt's own instructions around one)."""
+    if r.echoes_citing:
+        return None
+    if (not r.own or runs_of(r.text, r.instructions)) and echoes(r.text, r.sources, r.instructions):
+        return Judgement("unanswered", f"echoes the prompt: {short(r.text)}", "")
+    return None
+
+
+def names_the_gold_among_them(r: TitleReply) -> Judgement | None:
+    for candidate in r.named:
+        if same_title(candidate, r.gold):
+            return Judgement("correct", "the gold title", candidate)
+    return None
+
+
+def a_non_answer(r: TitleReply) -> Judgement | None:
+    if is_non_answer(r.title):
+        return Judgement("unanswered", f"no title, only: {short(r.title)}", "")
+    return None
+
+
+def a_placeholder(r: TitleReply) -> Judgement | None:
+    if is_placeholder(r.title):
+        return Judgement("unanswered", f"template placeholder: {short(r.title)}", "")
+    return None
+
+
+def echoes_the_sentence(r: TitleReply) -> Judgement | None:
+    if echoes(r.title, [r.sentence], r.instructions):
+        return Judgement("unanswered", f"echoes the prompt: {short(r.title)}", "")
+    return None
+
+
+def names_a_corpus_paper(r: TitleReply) -> Judgement | None:
+    """A paper of the suite's own corpus is a real paper, whatever its title looks like
+    ("If beam search is the answer, what was the question?", "HyperNetworks")."""
+    if normalize(r.title) in r.corpus:
+        return Judgement(
+            "hallucinated",
+            f"names a title that is not the gold (a corpus paper): {short(r.title)}",
+            r.title,
+        )
+    return None
+
+
+def a_sentence(r: TitleReply) -> Judgement | None:
+    title = r.title
+    if looks_like_prose(title) or reads_as_sentence(title) or not has_letters(normalize(title)):
+        return Judgement("unanswered", f"a sentence, not a title: {short(title)}", "")
+    return None
+
+
+def quotes_the_sentence_back(r: TitleReply) -> Judgement | None:
+    if r.title_is_quoted and _sentence_quoted(r.title, r.flat, r.sentence):
+        return Judgement("unanswered", f"quotes the sentence back: {short(r.title)}", "")
+    return None
+
+
+def not_shaped_like_a_title(r: TitleReply) -> Judgement | None:
+    """An unquoted span that reads as no title (``parsing.not_a_title`` says why)."""
+    why = None if r.title_is_quoted else not_a_title(r.title, r.text)
+    if why:
+        return Judgement("unanswered", f"{why}: {short(r.title)}", "")
+    return None
+
+
+def names_another_title(r: TitleReply) -> Judgement:
+    """The last rule: a title that is not the gold."""
+    return Judgement(
+        "hallucinated", f"names a title that is not the gold: {short(r.title)}", r.title
+    )
+
+
+#: In order; the first that judges the reply wins, and the last judges every reply.
+RULES: tuple[Rule[TitleReply], ...] = (
+    names_the_gold,
+    passes_after_the_citing_title,
+    self_citation_named_alone,
+    echoes_the_citing_title,
+    gives_a_quoted_pass,
+    no_title_like_span,
+    echoes_the_prompt,
+    names_the_gold_among_them,
+    a_non_answer,
+    a_placeholder,
+    echoes_the_sentence,
+    names_a_corpus_paper,
+    a_sentence,
+    quotes_the_sentence_back,
+    not_shaped_like_a_title,
+    names_another_title,
+)
+
+
+def judge_indirect(
+    item: Sample,
+    raw: str,
+    sources: Sequence[str],
+    instructions: Sequence[str],
+    corpus: str | None,
+) -> Judgement:
+    """The outcome of an indirect reply that is not a 'pass', its identifiers checked;
+    ``corpus`` is the suite's corpus file (its titles are real papers)."""
+    reply = TitleReply(item, raw, sources, instructions, corpus_titles(corpus))
+    return with_ids(first_judgement(RULES, reply), item, reply.text)

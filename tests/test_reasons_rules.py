@@ -1,0 +1,152 @@
+"""REASONS' judging rules as ordered tuples (``judge_direct.RULES``, ``judge_indirect.RULES``):
+one reply per rule that this rule, and no earlier one, judges, so each entry of a tuple is
+needed and in its place, and a rule added without a case here fails the coverage test.
+
+Mutations tried: removing ``repeats_the_cited_title`` from the direct tuple (its reply falls
+through to ``nothing_name_like``: same outcome, another reason; only this file caught it) and
+``names_a_corpus_paper`` / ``passes_after_the_citing_title`` from the indirect one (caught here
+and in test_outcomes / test_scorer4); moving ``names_another_title`` before ``a_sentence``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_citebench.api import Attempt, Sample
+from pytest_citebench.papers.reasons import judge_direct, judge_indirect
+from pytest_citebench.papers.reasons.tasks import Direct, Indirect
+
+GOLD = {
+    "citing_title": "Policy Search for Robot Control",
+    "sentence": "Trust-region methods constrain each policy update [12].",
+    "cited_title": "Trust Region Policy Optimization",
+    "cited_authors": "John Schulman, Sergey Levine, Philipp Moritz, Michael I. Jordan, Pieter Abbeel",
+}
+#: A paper of the suite's corpus that is not the gold.
+CORPUS_PAPER = "If beam search is the answer, what was the question?"
+
+DIRECT_CASES = {
+    "only_a_placeholder": ("[Author 1], [Author 2]", "unanswered", "template placeholder"),
+    "repeats_the_cited_title": (
+        "Trust Region Policy Optimization",
+        "unanswered",
+        "repeats the cited title",
+    ),
+    "nothing_name_like": ("", "unanswered", "nothing name-like"),
+    "echoes_the_prompt": (
+        "list only author names formatted as first name last name separated by comma do not "
+        "mention the paper",
+        "unanswered",
+        "echoes the prompt",
+    ),
+    "placeholder_among_words": (
+        "The authors are <first name> <last name> and <first name> <last name>.",
+        "unanswered",
+        "template placeholder",
+    ),
+    "no_name_like_span": ("OpenAI", "unanswered", "no name-like span"),
+    "invents_authors": ("John Schulman, Tom Dean", "hallucinated", "1 author(s) not in the gold"),
+    "names_every_gold_author": (GOLD["cited_authors"], "correct", "the same 5 author(s)"),
+    "names_some_gold_authors": ("John Schulman, Pieter Abbeel", "partial", "names 2 of 5"),
+}
+
+INDIRECT_CASES: dict[str, tuple[str, dict[str, str], str, str]] = {
+    "names_the_gold": ("Trust Region Policy Optimization", {}, "correct", "the gold title"),
+    "passes_after_the_citing_title": (
+        'The sentence cites a paper titled "Policy Search for Robot Control" and the title of '
+        'the possible research paper is "Pass".',
+        {},
+        "abstained",
+        "echoes the citing title, then says 'pass'",
+    ),
+    "self_citation_named_alone": (
+        "Policy Search for Robot Control",
+        {"cited_title": "Policy Search for Robot Control"},
+        "correct",
+        "the gold title (a self-citation",
+    ),
+    "echoes_the_citing_title": (
+        'The paper is titled "Policy Search for Robot Control".',
+        {},
+        "unanswered",
+        "echoes the citing title",
+    ),
+    "gives_a_quoted_pass": (
+        'The sentence "Pass" is a common abbreviation.',
+        {},
+        "abstained",
+        "gives a quoted 'pass'",
+    ),
+    "no_title_like_span": ("", {}, "unanswered", "no title-like span"),
+    "echoes_the_prompt": (GOLD["sentence"], {}, "unanswered", "echoes the prompt"),
+    # A quoted title over a line break: only the one-line reading finds it.
+    "names_the_gold_among_them": (
+        'It cites "Trust Region\nPolicy Optimization"',
+        {},
+        "correct",
+        "the gold title",
+    ),
+    "a_non_answer": ("N/A", {}, "unanswered", "no title, only"),
+    "a_placeholder": ("<paper title here>", {}, "unanswered", "template placeholder"),
+    "echoes_the_sentence": (
+        'The sentence is referencing a paper titled "Trust-region methods constrain each policy '
+        'update [12]" which is not available.',
+        {},
+        "unanswered",
+        "echoes the prompt",
+    ),
+    "names_a_corpus_paper": (
+        CORPUS_PAPER,
+        {},
+        "hallucinated",
+        "names a title that is not the gold (a corpus paper)",
+    ),
+    "a_sentence": ("I'm not able to determine this.", {}, "unanswered", "a sentence, not a title"),
+    "quotes_the_sentence_back": (
+        '"constrain each policy update" is a type of optimisation method.',
+        {},
+        "unanswered",
+        "quotes the sentence back",
+    ),
+    "not_shaped_like_a_title": ("A: A", {}, "unanswered", "no word of three letters"),
+    "names_another_title": ("HyperNetworks", {}, "hallucinated", "names a title that is not"),
+}
+
+
+def first_rule(rules: Any, reply: Any) -> str:
+    return next(rule.__name__ for rule in rules if rule(reply) is not None)
+
+
+def test_every_rule_has_a_case_in_this_file() -> None:
+    assert [r.__name__ for r in judge_direct.RULES] == list(DIRECT_CASES)
+    assert [r.__name__ for r in judge_indirect.RULES] == list(INDIRECT_CASES)
+
+
+@pytest.mark.parametrize("rule", list(DIRECT_CASES))
+def test_each_direct_rule_judges_its_own_case(rule: str) -> None:
+    raw, outcome, reason = DIRECT_CASES[rule]
+    task, item = Direct(), Sample("test/suite", "item-1", GOLD, 1)
+    sources, instructions = task.prompt_texts(item)
+    assert (
+        first_rule(judge_direct.RULES, judge_direct.AuthorsReply(item, raw, sources, instructions))
+        == rule
+    )
+    score = task.score(item, Attempt((task.parse("direct", raw),)))
+    assert (score.outcome, score.reason[: len(reason)]) == (outcome, reason), score.reason
+
+
+@pytest.mark.parametrize("rule", list(INDIRECT_CASES))
+def test_each_indirect_rule_judges_its_own_case(rule: str, tmp_path: Any) -> None:
+    raw, fields, outcome, reason = INDIRECT_CASES[rule]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "p1", "title": CORPUS_PAPER}) + "\n")
+    task, item = Indirect(), Sample("test/suite", "item-1", {**GOLD, **fields}, 1)
+    sources, instructions = task.prompt_texts(item)
+    titles = judge_indirect.corpus_titles(str(corpus))
+    reply = judge_indirect.TitleReply(item, raw, sources, instructions, titles)
+    assert first_rule(judge_indirect.RULES, reply) == rule
+    score = task.score(item, Attempt((task.parse("indirect", raw),), corpus=str(corpus)))
+    assert (score.outcome, score.reason[: len(reason)]) == (outcome, reason), score.reason
