@@ -376,9 +376,11 @@ def test_xdist_workers_split_the_concurrency_so_the_server_sees_the_run_budget(
     pytester: pytest.Pytester, tiny: Path
 ) -> None:
     # 2 workers and --citebench-concurrency 2: one call in flight per worker, 2 at the server;
-    # each worker holding the whole budget would put 4 there (8 items, 0.3 s each).
+    # each worker holding the whole budget would put 4 there (8 items, 1 s each: long enough
+    # that the two workers overlap even when one starts late on a loaded machine; at 0.3 s a
+    # loaded run saw one worker finish before the other began, peak 1).
     pytester.makefile(".toml", pyproject="[tool.citebench]\n")
-    with StubServer(lambda _r: "pass", latency=0.3) as server:
+    with StubServer(lambda _r: "pass", latency=1.0) as server:
         result = _record_against(
             pytester,
             server,
