@@ -41,11 +41,20 @@ import os
 import random
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_citebench.papers.arxeval.sources import (
+    ARXIV_DOI_PREFIX,
+    BuildStats,
+    SourcePaper,
+    arxiv_doi,
+    iter_papers,
+    iter_records,
+    paper_from_record,
+)
 from pytest_citebench.suites import write_manifest
 
 __all__ = [
@@ -55,16 +64,17 @@ __all__ = [
     "arxiv_doi",
     "build_suite",
     "iter_papers",
+    "iter_records",
     "jumble_title",
     "jumbled_items",
     "main",
     "mix_titles",
     "mixed_items",
+    "paper_from_record",
     "sample_papers",
 ]
 
 Kind = Literal["jumbled", "mixed"]
-ARXIV_DOI_PREFIX = "10.48550/arXiv."
 ARXIV_SNAPSHOT_URL = "https://www.kaggle.com/datasets/Cornell-University/arxiv"
 ARXIV_LICENCE = "arXiv metadata: CC0 1.0 (the public arXiv metadata snapshot)"
 PAPER = (
@@ -76,106 +86,9 @@ _WITHDRAWN = re.compile(
     r"(?:has\s+been|is|was)\s+withdrawn",
     re.IGNORECASE,
 )
-_VERSION = re.compile(r"v\d+$")
 # How often a shuffle that reproduces the original order is re-drawn before giving up; with two
 # distinct words each draw has a 1/2 chance, so 64 draws fail with probability 2^-64.
 _REDRAWS = 64
-
-
-@dataclass(frozen=True)
-class SourcePaper:
-    """One paper, normalised: whitespace collapsed, arXiv DOI derived from the id."""
-
-    arxiv_id: str
-    title: str
-    abstract: str
-    authors: str
-    doi: str
-    journal_doi: str = ""
-    categories: str = ""
-
-    @property
-    def item_id(self) -> str:
-        """The id as a suite item id: old-style ``hep-th/9901001`` becomes ``hep-th_9901001``."""
-        return self.arxiv_id.replace("/", "_")
-
-    def corpus_record(self) -> dict[str, str]:
-        """The paper as a ``corpus.jsonl`` line: what the baselines search and mixed checks."""
-        record = {
-            "id": self.arxiv_id,
-            "title": self.title,
-            "abstract": self.abstract,
-            "authors": self.authors,
-            "doi": self.doi,
-        }
-        if self.journal_doi:
-            record["journal_doi"] = self.journal_doi
-        return record
-
-
-@dataclass
-class BuildStats:
-    """What a build read and why records were left out, for the CLI's report."""
-
-    read: int = 0
-    invalid: int = 0
-    ineligible: int = 0
-    items: int = 0
-    corpus: int = 0
-    leftover: list[str] = field(default_factory=list)
-
-
-def _collapse(text: Any) -> str:
-    return " ".join(str(text).split()) if text else ""
-
-
-def arxiv_doi(arxiv_id: str) -> str:
-    """``10.48550/arXiv.<id>`` without a version suffix: the DOI names the paper, not a revision."""
-    return ARXIV_DOI_PREFIX + _VERSION.sub("", arxiv_id.strip())
-
-
-def paper_from_record(record: dict[str, Any]) -> SourcePaper | None:
-    """A normalised paper from a snapshot or corpus record; None when id or title is missing."""
-    arxiv_id = _collapse(record.get("id"))
-    title = _collapse(record.get("title"))
-    if not arxiv_id or not title:
-        return None
-    own_doi = arxiv_doi(arxiv_id)
-    given = _collapse(record.get("doi"))
-    journal = "" if not given or given.lower() == own_doi.lower() else given
-    return SourcePaper(
-        arxiv_id=_VERSION.sub("", arxiv_id),
-        title=title,
-        abstract=_collapse(record.get("abstract")),
-        authors=_collapse(record.get("authors")),
-        doi=own_doi,
-        journal_doi=journal,
-        categories=_collapse(record.get("categories")),
-    )
-
-
-def iter_records(paths: Sequence[str | os.PathLike[str]]) -> Iterator[dict[str, Any]]:
-    """JSON objects from JSON-lines files, one line at a time; a bad line is an error (no skip)."""
-    from pytest_citebench import jsonl
-
-    for raw_path in paths:
-        for _, obj in jsonl.iter_objects(Path(raw_path)):
-            yield obj
-
-
-def iter_papers(
-    records: Iterable[dict[str, Any]], stats: BuildStats | None = None
-) -> Iterator[SourcePaper]:
-    """Normalised papers with a title and an abstract; the rest are counted as invalid."""
-    for record in records:
-        if stats is not None:
-            stats.read += 1
-        paper = paper_from_record(record)
-        if paper is None or not paper.abstract:
-            if stats is not None:
-                stats.invalid += 1
-            continue
-        yield paper
 
 
 def _priority(seed: int, salt: str, key: str) -> int:
