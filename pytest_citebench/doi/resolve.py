@@ -26,7 +26,9 @@ The response types and :func:`~pytest_citebench.doi.records.classify` live in
 registry (:class:`~pytest_citebench.doi.offline.OfflineDirResolver`,
 :class:`~pytest_citebench.doi.offline.CassetteResolver`,
 :class:`~pytest_citebench.doi.offline.RegistryResolver`) in :mod:`~pytest_citebench.doi.offline`.
-This module holds the chain itself: :class:`BaseResolver` and the live :class:`Resolver`.
+The chain's order and how its answers combine live in
+:func:`~pytest_citebench.doi.chain.run_chain`; this module holds the resolvers that drive it:
+:class:`BaseResolver` and the live :class:`Resolver`.
 
 Importing this module is cheap: ``requests`` and ``crossref`` are imported on the first live
 request only.
@@ -39,12 +41,13 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from pytest_citebench.doi.chain import run_chain
 from pytest_citebench.doi.extract import normalize_doi
 from pytest_citebench.doi.records import (
     ALL_SOURCES,
@@ -52,7 +55,6 @@ from pytest_citebench.doi.records import (
     DOIRecord,
     Outcome,
     RawResponse,
-    Source,
     classify,
 )
 from pytest_citebench.doi.titles import DEFAULT_THRESHOLD, best_title_score
@@ -63,11 +65,6 @@ __all__ = [
     "Resolver",
     "TransportError",
 ]
-
-_AGENCY_SOURCES: tuple[Source, ...] = ("agency", "handle")
-_FALLBACKS: tuple[Source, ...] = ("openalex", "unpaywall")
-# Sources whose 404 means "this DOI is not registered here" (OpenAlex's does not).
-_AUTHORITATIVE_404 = frozenset({"crossref", "datacite", "unpaywall"})
 
 
 class TransportError(Exception):
@@ -325,90 +322,10 @@ class Resolver(BaseResolver):
         cached = self._cache_get(norm)
         if cached is not None:
             return cached
-        rec = self._resolve_uncached(norm)
+        rec = run_chain(norm, self.query, self.sources)
         if rec.error is None and rec.exists is not None:
             self._cache_put(rec)
         return rec
-
-    def _resolve_uncached(self, doi: str) -> DOIRecord:
-        outcomes: list[Outcome] = []
-
-        def ask(source: str) -> Outcome:
-            o = self.query(source, doi)
-            if o.kind != "unavailable" or source in self.sources:
-                outcomes.append(o)
-            return o
-
-        agency: str | None = None
-        agency_exists: bool | None = None
-        for name in _AGENCY_SOURCES:
-            o = ask(name)
-            if o.kind == "found":
-                agency_exists, agency = True, o.agency
-                break
-            if o.kind == "not_found":
-                return self._record(doi, False, None, None, o.source, outcomes)
-        if agency in ("crossref", "datacite"):
-            registries: list[str] = [agency]
-        elif agency is None:
-            registries = ["crossref", "datacite"]
-        else:
-            registries = []  # mEDRA, JaLC, ...: the agency already proved existence
-        found: Outcome | None = None
-        for source in registries:
-            o = ask(source)
-            if o.kind == "found":
-                found = o
-                break
-        titled = found if found is not None and (found.titles or found.original_titles) else None
-        if titled is None:
-            for source in _FALLBACKS:
-                o = ask(source)
-                if o.kind == "found":
-                    found = found or o
-                    if o.titles:
-                        titled = o
-                        break
-        if agency_exists or found is not None:
-            agency = agency or (found.agency if found else None)
-            best = titled or found
-            return self._record(
-                doi, True, agency, best, best.source if best else "agency", outcomes
-            )
-        errors = [o for o in outcomes if o.kind == "error"]
-        if errors:
-            msg = "; ".join(f"{o.source}: {o.message}" for o in errors)
-            return self._record(doi, None, None, None, "", outcomes, error=msg)
-        denied = [o.source for o in outcomes if o.kind == "not_found"]
-        if any(s in _AUTHORITATIVE_404 for s in denied):
-            return self._record(doi, False, None, None, "+".join(denied), outcomes)
-        if denied:
-            msg = "only OpenAlex answered (404), which does not prove a DOI does not exist"
-        else:
-            msg = "no source could answer (none enabled or recorded)"
-        return self._record(doi, None, None, None, "", outcomes, error=msg)
-
-    @staticmethod
-    def _record(
-        doi: str,
-        exists: bool | None,
-        agency: str | None,
-        best: Outcome | None,
-        source: str,
-        outcomes: Sequence[Outcome],
-        error: str | None = None,
-    ) -> DOIRecord:
-        return DOIRecord(
-            doi=doi,
-            exists=exists,
-            agency=agency,
-            titles=list(best.titles) if best else [],
-            subtitles=list(best.subtitles) if best else [],
-            source=source,
-            error=error,
-            original_titles=list(best.original_titles) if best else [],
-            lookups=[[o.source, o.kind] for o in outcomes],
-        )
 
     # -- cache --
 

@@ -21,8 +21,9 @@ Responses are byte-stable for a given request body (fixed ``created``, ``id`` de
 body, no ``Date`` header) so cassettes recorded against the stub do not churn.
 
 This module is the public entry point (``StubServer``, ``Fault``, ``HOST``, ``CREATED``, and
-``python -m pytest_citebench.testing.stubserver``). The fault model lives in ``stub_faults`` and
-the HTTP/1.1 framing in ``stub_wire``; both are re-exported or used from here.
+``python -m pytest_citebench.testing.stubserver``). The fault model lives in ``stub_faults``, the
+HTTP/1.1 framing in ``stub_wire`` and the chat-completions responses in ``stub_chat``; all are
+re-exported or used from here.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import json
 import socket
 import sys
@@ -38,55 +38,28 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from pytest_citebench.testing.stub_chat import CREATED, MODELS, respond
 from pytest_citebench.testing.stub_faults import Fault, FaultKind, FaultScript, fault_for
 from pytest_citebench.testing.stub_wire import (
     MAX_HEADER_BYTES,
-    SSE_HEADERS,
     Aborted,
     Request,
-    abort,
-    dumps,
     error_body,
-    format_seconds,
-    http_chunk,
     read_request,
-    response_head,
     send,
-    split_words,
 )
 
 __all__ = ["CREATED", "HOST", "Fault", "FaultKind", "StubServer"]
 
 #: The only address the server ever binds; loopback keeps the stub unreachable from outside.
 HOST = "127.0.0.1"
-#: Fixed ``created`` timestamp so recorded responses are byte-stable across runs.
-CREATED = 1_700_000_000
 
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _MODELS_PATHS = frozenset({"/v1/models", "/models"})
-_MALFORMED = b'{"id": "x", "choices": ['
 
 
 def _default_answer(_request: dict[str, Any]) -> str:
     return "pass"
-
-
-def _count_tokens(text: str) -> int:
-    # A whitespace word count: deterministic, dependency-free and good enough for usage fields.
-    return len(text.split())
-
-
-def _prompt_text(payload: dict[str, Any]) -> str:
-    parts: list[str] = []
-    for message in payload.get("messages") or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):  # multi-part content: [{"type": "text", "text": ...}]
-            parts.extend(
-                str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
-            )
-    return "\n".join(parts)
 
 
 class StubServer:
@@ -304,11 +277,7 @@ class StubServer:
         keep = request.keep_alive
 
         if request.path in _MODELS_PATHS and request.method == "GET":
-            models = {
-                "object": "list",
-                "data": [{"id": "stub", "object": "model", "created": CREATED, "owned_by": "stub"}],
-            }
-            return await send(writer, 200, models, keep_alive=keep)
+            return await send(writer, 200, MODELS, keep_alive=keep)
         if request.path not in _CHAT_PATHS:
             body = error_body(404, f"no route for {request.method} {request.path}")
             return await send(writer, 404, body, keep_alive=keep)
@@ -331,155 +300,12 @@ class StubServer:
             self._in_flight += 1
             self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
         try:
-            return await self._chat(request, payload, fault, writer, keep)
+            return await respond(
+                request, payload, fault, writer, keep, answer=self.answer, latency=self.latency
+            )
         finally:
             with self._lock:
                 self._in_flight -= 1
-
-    async def _chat(
-        self,
-        request: Request,
-        payload: dict[str, Any],
-        fault: Fault | None,
-        writer: asyncio.StreamWriter,
-        keep: bool,
-    ) -> bool:
-        kind = fault.kind if fault is not None else None
-        if fault is not None and kind == "reset":
-            abort(writer, rst=True)
-        if fault is not None and kind == "timeout":
-            await asyncio.sleep(fault.delay)
-            abort(writer, rst=False)
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        if fault is not None and kind == "slow_first_byte":
-            await asyncio.sleep(fault.delay)
-        if fault is not None and kind == "status":
-            extra: dict[str, str] = {}
-            if fault.retry_after is not None:
-                extra["Retry-After"] = format_seconds(fault.retry_after)
-            message = f"stub fault: HTTP {fault.status}"
-            err = error_body(fault.status, message)
-            return await send(writer, fault.status, err, keep_alive=keep, extra_headers=extra)
-        if kind == "malformed_json":
-            if payload.get("stream"):
-                # The streaming analogue: a well-framed SSE response whose event is broken JSON.
-                head = response_head(200, SSE_HEADERS, keep_alive=keep)
-                events = http_chunk(b"data: " + _MALFORMED + b"\n\n")
-                events += http_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
-                writer.write(head + events)
-                await writer.drain()
-                return keep
-            return await send(writer, 200, _MALFORMED, keep_alive=keep)
-
-        try:
-            text = self.answer(payload)
-        except Exception as exc:  # surface bugs in user callbacks as a visible 500
-            err = error_body(500, f"stub answer callback failed: {exc!r}")
-            return await send(writer, 500, err, keep_alive=keep)
-
-        model = str(payload.get("model") or "stub")
-        cid = "chatcmpl-" + hashlib.sha256(request.body).hexdigest()[:12]
-        prompt_tokens = _count_tokens(_prompt_text(payload))
-        completion_tokens = _count_tokens(text)
-        usage = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        }
-        if payload.get("stream"):
-            return await self._stream(payload, cid, model, text, usage, fault, writer, keep)
-
-        completion: dict[str, Any] = {
-            "id": cid,
-            "object": "chat.completion",
-            "created": CREATED,
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                    "logprobs": None,
-                }
-            ],
-            "usage": usage,
-            "system_fingerprint": None,
-        }
-        if kind == "empty_choices":
-            completion["choices"] = []
-        body = dumps(completion)
-        if kind == "drip":
-            head = response_head(
-                200,
-                {"Content-Type": "application/json", "Content-Length": str(len(body))},
-                keep_alive=False,
-            )
-            writer.write(head)
-            await writer.drain()
-            for index in range(len(body)):
-                writer.write(body[index : index + 1])
-                await writer.drain()
-                await asyncio.sleep(fault.delay if fault is not None else 0.0)
-            return False
-        if kind == "truncated_stream":
-            head = response_head(
-                200,
-                {"Content-Type": "application/json", "Content-Length": str(len(body))},
-                keep_alive=False,
-            )
-            writer.write(head + body[: len(body) // 2])
-            await writer.drain()
-            return False
-        return await send(writer, 200, body, keep_alive=keep)
-
-    async def _stream(
-        self,
-        payload: dict[str, Any],
-        cid: str,
-        model: str,
-        text: str,
-        usage: dict[str, int],
-        fault: Fault | None,
-        writer: asyncio.StreamWriter,
-        keep: bool,
-    ) -> bool:
-        """Send the answer as SSE over chunked transfer encoding so keep-alive still works."""
-        kind = fault.kind if fault is not None else None
-
-        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-            return {
-                "id": cid,
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": model,
-                "choices": []
-                if kind == "empty_choices"
-                else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-            }
-
-        pieces = split_words(text)
-        events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""}, None)]
-        events += [chunk({"content": p}, None) for p in pieces]
-        events.append(chunk({}, "stop"))
-        options = payload.get("stream_options")
-        if isinstance(options, dict) and options.get("include_usage"):
-            events.append({**chunk({}, None), "choices": [], "usage": usage})
-
-        head = response_head(200, SSE_HEADERS, keep_alive=keep and kind != "truncated_stream")
-        if kind == "truncated_stream":
-            # One full content-bearing event, then a close with no terminating chunk or [DONE].
-            first = chunk({"role": "assistant", "content": pieces[0] if pieces else ""}, None)
-            writer.write(head + http_chunk(b"data: " + dumps(first) + b"\n\n"))
-            await writer.drain()
-            return False
-        # One write for the whole stream: the stub has no reason to pace events, and a single
-        # send avoids small-packet interactions (Nagle / delayed ACK) skewing latency numbers.
-        frames = [http_chunk(b"data: " + dumps(event) + b"\n\n") for event in events]
-        frames.append(http_chunk(b"data: [DONE]\n\n"))
-        writer.write(head + b"".join(frames) + b"0\r\n\r\n")
-        await writer.drain()
-        return keep
 
 
 def main(argv: Sequence[str] | None = None) -> int:
