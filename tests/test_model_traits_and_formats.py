@@ -128,6 +128,10 @@ def test_a_format_declaration_that_needs_an_import_is_refused(tmp_path: Path) ->
     bad.write_text(f'x = 1\nFORMAT = ReportFormat(name="n", {fields})\n')
     with pytest.raises(formats.FormatError, match=r"bad.py:2: .*render"):
         formats.declared(bad, "x.bad")
+    # Read up to the end of the statement, not the first closing bracket.
+    bad.write_text(f'FORMAT = ReportFormat(\n    name="n", {fields}, render="r"\n).lower()\n')
+    with pytest.raises(formats.FormatError, match=r"bad.py:1: write FORMAT = ReportFormat"):
+        formats.declared(bad, "x.bad")
 
 
 def test_conclusion_counts_what_fails_the_run() -> None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import io
 import sys
+import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -62,10 +64,14 @@ class FormatError(Exception):
 
 def declared(path: Path, module: str) -> ReportFormat | None:
     """The format ``path`` declares, or None; ``module`` is its import name."""
-    text = path.read_text(encoding="utf-8")
-    if MARKER not in "\n" + text:
+    text = "\n" + path.read_text(encoding="utf-8")
+    start = text.find(MARKER)
+    if start < 0:
         return None
-    for node in ast.parse(text, str(path)).body:
+    # Parse the declaration alone (a renderer's whole module costs ~10 ms at every start).
+    statement = _statement(text[start + 1 :])
+    padding = "\n" * text.count("\n", 0, start)  # so ast's line numbers are the file's
+    for node in ast.parse(padding + statement, str(path)).body:
         if not (
             isinstance(node, ast.Assign)
             and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["FORMAT"]
@@ -73,7 +79,12 @@ def declared(path: Path, module: str) -> ReportFormat | None:
             continue
         where = f"{path}:{node.lineno}"
         call = node.value
-        if not (isinstance(call, ast.Call) and not call.args):
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "ReportFormat"
+            and not call.args
+        ):
             raise FormatError(f"{where}: write FORMAT = ReportFormat(name=..., ...) with keywords")
         known = {f.name for f in fields(ReportFormat)}
         values: dict[str, Any] = {}
@@ -95,6 +106,14 @@ def declared(path: Path, module: str) -> ReportFormat | None:
             fmt = replace(fmt, render=f"{module}:{fmt.render}")
         return fmt
     raise FormatError(f"{path}: FORMAT = ReportFormat(...) must be a top-level statement")
+
+
+def _statement(source: str) -> str:
+    """The first (logical) line of ``source``: the declaration, however many lines it spans."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NEWLINE:
+            return "\n".join(source.splitlines()[: token.start[0]])
+    return source
 
 
 def discover(package: str = __package__ or "pytest_citebench.reports") -> tuple[ReportFormat, ...]:
