@@ -1,10 +1,9 @@
 """What a model declares (``Traits``) and how a report format is declared (``reports.formats``):
-each reader asks the trait it means, and a format is one table entry."""
+each reader asks the trait it means, and a format is its renderer's module alone."""
 
 from __future__ import annotations
 
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -53,25 +52,86 @@ def test_every_format_declares_its_options_once(pytester: pytest.Pytester) -> No
         main(["merge", "--help"])
 
 
-def test_a_new_format_is_one_entry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Added to the table alone, a format is written by ``write_reports`` (merge's path) under
-    its own name, scrubbed like the others."""
-    module = types.ModuleType("citebench_test_renderer")
-    module.render = lambda data: f"{len(data.records)} records in {tmp_path}/x\n"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    text = formats.ReportFormat("text", "text report", "h", "h", f"{module.__name__}:render")
-    monkeypatch.setattr(formats, "FORMATS", (*formats.FORMATS, text))
-    monkeypatch.setattr("pytest_citebench.reports.output.FORMATS", formats.FORMATS)
+_PLAIN = '''"""A format written as one module: nothing else names it."""
+
+from pytest_citebench.reports.formats import ReportFormat
+
+FORMAT = ReportFormat(
+    name="plain",
+    label="plain report",
+    help="write a plain-text count here",
+    merge_help="write the plain-text count here",
+    render="render",
+)
+
+
+def render(data):
+    return f"{len(data.records)} records in {data.records[0]['answer']}\\n"
+'''
+
+
+def test_a_new_format_is_its_module_alone(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A module on the reports package's path declaring ``FORMAT`` is found, without being
+    imported, and gets ``--citebench-NAME``, merge's ``--NAME`` and its file, scrubbed like the
+    others."""
+    import pytest_citebench.reports as reports
+    from pytest_citebench.__main__ import main
+
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "ext" / "plain.py").write_text(_PLAIN)
+    monkeypatch.setattr(reports, "__path__", [*reports.__path__, str(tmp_path / "ext")])
+    module = "pytest_citebench.reports.plain"
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    found = formats.discover()
+    assert [fmt.name for fmt in found] == ["html", "markdown", "plain"]
+    assert found[2].render == f"{module}:render" and module not in sys.modules
+    # Every reader bound the table at import; give them the one discovered now. (pytester's
+    # in-process runs may have re-imported formats.py since this file imported it.)
+    tables = {id(formats.FORMATS), id(sys.modules[formats.__name__].FORMATS)}
+    for reader in list(sys.modules.values()):
+        if id(getattr(reader, "FORMATS", None)) in tables:
+            monkeypatch.setattr(reader, "FORMATS", found)
+    with pytest.raises(SystemExit):
+        main(["merge", "--help"])
+    assert "--plain PLAIN" in capsys.readouterr().out
     records = [
         {"type": "item", "model": "m", "suite": "s", "task": "direct", "item_id": "1",
-         "outcome": "correct", "metrics": {"accuracy": 1.0}, "answer": "", "expected": ""}
+         "outcome": "correct", "metrics": {"accuracy": 1.0}, "answer": f"{tmp_path}/x",
+         "expected": ""}
     ]  # fmt: skip
     out = tmp_path / "r.txt"
-    written = write_reports(ReportData(records, aggregate(records)), text=out)
-    assert written == [("text report", out)]
+    try:
+        written = write_reports(ReportData(records, aggregate(records)), plain=out)
+    finally:
+        sys.modules.pop(module, None)
+    assert written == [("plain report", out)]
     assert out.read_text() == "1 records in …/x\n"  # absolute paths stripped
     with pytest.raises(TypeError, match="no report format pdf"):
         write_reports(ReportData(records, aggregate(records)), pdf=out)
+    # Last: pytester's in-process run re-imports modules, unpatched, when it is done.
+    assert "--citebench-plain=FILE" in "\n".join(pytester.runpytest("--help").outlines)
+
+
+def test_a_format_declaration_that_needs_an_import_is_refused(tmp_path: Path) -> None:
+    """FORMAT is read from source, so a computed field is an error naming file and line, never
+    a format silently missing its option."""
+    bad = tmp_path / "bad.py"
+    fields = 'label="l", help="h", merge_help="m"'
+    bad.write_text(f'"""x"""\nFORMAT = ReportFormat(name=NAME, {fields}, render="r")\n')
+    with pytest.raises(formats.FormatError, match=r"bad.py:2: name= must be a literal"):
+        formats.declared(bad, "x.bad")
+    bad.write_text(f'x = 1\nFORMAT = ReportFormat(name="n", {fields})\n')
+    with pytest.raises(formats.FormatError, match=r"bad.py:2: .*render"):
+        formats.declared(bad, "x.bad")
+    # Read up to the end of the statement, not the first closing bracket.
+    bad.write_text(f'FORMAT = ReportFormat(\n    name="n", {fields}, render="r"\n).lower()\n')
+    with pytest.raises(formats.FormatError, match=r"bad.py:1: write FORMAT = ReportFormat"):
+        formats.declared(bad, "x.bad")
 
 
 def test_conclusion_counts_what_fails_the_run() -> None:

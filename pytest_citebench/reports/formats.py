@@ -1,23 +1,34 @@
-"""Report formats, each declared once: its command-line options (``--citebench-NAME`` for a
-pytest run, ``--NAME`` for ``merge``), its label and its renderer. The plugin, the options, the
-start-up checks, the session, ``merge`` and ``write_reports`` all read this table, so a new
-format is its renderer plus one entry here.
+"""Report formats, each declared once, in its renderer's module: a module of this package with a
+top-level ``FORMAT = ReportFormat(...)`` is a format. The declaration gives its command-line
+options (``--citebench-NAME`` for a pytest run, ``--NAME`` for ``merge``), its label and its
+renderer. The plugin, the options, the start-up checks, the session, ``merge`` and
+``write_reports`` all read ``FORMATS``, so a new format is its renderer's module alone.
 
-Standard library only: the plugin reads it to declare options before ``--citebench`` is known,
-and the renderer is named, not imported, until a report is written.
+Standard library only, and no renderer is imported to find it: the plugin declares options
+before ``--citebench`` is known, so the declarations are read from the modules' source (literal
+keyword arguments only) and a renderer is imported when a report is written.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+import io
+import sys
+import tokenize
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
+
+# What marks a renderer's module; read as text first so only those modules are parsed.
+MARKER = "\nFORMAT = ReportFormat("
 
 
 @dataclass(frozen=True)
 class ReportFormat:
-    """One report format; ``render`` is ``"module:function"`` taking ``ReportData`` to text."""
+    """One report format; ``render`` names the function taking ``ReportData`` to text, in the
+    declaring module (discovery makes it ``"module:function"``)."""
 
     name: str
     label: str  # printed with the path once written: "html report: r.html"
@@ -47,21 +58,81 @@ class ReportFormat:
         return found
 
 
-FORMATS: tuple[ReportFormat, ...] = (
-    ReportFormat(
-        name="html",
-        label="html report",
-        help="write a self-contained HTML report here",
-        merge_help="write the HTML report here",
-        render="pytest_citebench.reports.html:render_html",
-        escape_redacted=True,
-    ),
-    ReportFormat(
-        name="markdown",
-        label="markdown summary",
-        help="write a Markdown summary here (appends when FILE is $GITHUB_STEP_SUMMARY)",
-        merge_help="write the Markdown summary here",
-        render="pytest_citebench.reports.markdown:render_markdown",
-        step_summary=True,
-    ),
-)
+class FormatError(Exception):
+    """A renderer module whose ``FORMAT`` cannot be read without importing it."""
+
+
+def declared(path: Path, module: str) -> ReportFormat | None:
+    """The format ``path`` declares, or None; ``module`` is its import name."""
+    text = "\n" + path.read_text(encoding="utf-8")
+    start = text.find(MARKER)
+    if start < 0:
+        return None
+    # Parse the declaration alone (a renderer's whole module costs ~10 ms at every start).
+    statement = _statement(text[start + 1 :])
+    padding = "\n" * text.count("\n", 0, start)  # so ast's line numbers are the file's
+    for node in ast.parse(padding + statement, str(path)).body:
+        if not (
+            isinstance(node, ast.Assign)
+            and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["FORMAT"]
+        ):
+            continue
+        where = f"{path}:{node.lineno}"
+        call = node.value
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "ReportFormat"
+            and not call.args
+        ):
+            raise FormatError(f"{where}: write FORMAT = ReportFormat(name=..., ...) with keywords")
+        known = {f.name for f in fields(ReportFormat)}
+        values: dict[str, Any] = {}
+        for keyword in call.keywords:
+            if keyword.arg not in known:
+                raise FormatError(f"{where}: ReportFormat has no field {keyword.arg!r}")
+            try:
+                values[keyword.arg] = ast.literal_eval(keyword.value)
+            except ValueError:
+                raise FormatError(
+                    f"{where}: {keyword.arg}= must be a literal (FORMAT is read without "
+                    "importing the module)"
+                ) from None
+        try:
+            fmt = ReportFormat(**values)
+        except TypeError as exc:
+            raise FormatError(f"{where}: {exc}") from None
+        if ":" not in fmt.render:
+            fmt = replace(fmt, render=f"{module}:{fmt.render}")
+        return fmt
+    raise FormatError(f"{path}: FORMAT = ReportFormat(...) must be a top-level statement")
+
+
+def _statement(source: str) -> str:
+    """The first (logical) line of ``source``: the declaration, however many lines it spans."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NEWLINE:
+            return "\n".join(source.splitlines()[: token.start[0]])
+    return source
+
+
+def discover(package: str = __package__ or "pytest_citebench.reports") -> tuple[ReportFormat, ...]:
+    """The formats declared in ``package``'s modules (every folder of its ``__path__``), by
+    module name: a stable order for ``--help`` and for the files written."""
+    paths: Iterable[str] = getattr(sys.modules[package], "__path__", ())
+    modules: dict[str, Path] = {}
+    for folder in paths:  # the first folder's module is the one an import finds
+        for path in Path(folder).glob("*.py"):
+            modules.setdefault(path.stem, path)
+    found: dict[str, ReportFormat] = {}
+    for stem in sorted(modules):
+        fmt = declared(modules[stem], f"{package}.{stem}")
+        if fmt is None:
+            continue
+        if fmt.name in found:
+            raise FormatError(f"{modules[stem]}: report format {fmt.name!r} is declared twice")
+        found[fmt.name] = fmt
+    return tuple(found.values())
+
+
+FORMATS: tuple[ReportFormat, ...] = discover()

@@ -21,6 +21,16 @@ from pytest_citebench.reports import data as d
 from pytest_citebench.reports import svg
 from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.format import fmt, label
+from pytest_citebench.reports.formats import ReportFormat
+
+FORMAT = ReportFormat(
+    name="html",
+    label="html report",
+    help="write a self-contained HTML report here",
+    merge_help="write the HTML report here",
+    render="render_html",
+    escape_redacted=True,
+)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d1d1f;

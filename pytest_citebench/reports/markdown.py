@@ -17,8 +17,18 @@ from pytest_citebench.reports import data as d
 from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.escape import markdown_cell, markdown_code
 from pytest_citebench.reports.format import fmt, label
+from pytest_citebench.reports.formats import ReportFormat
 from pytest_citebench.reports.sections import markdown_lines
 from pytest_citebench.reports.table import markdown_table
+
+FORMAT = ReportFormat(
+    name="markdown",
+    label="markdown summary",
+    help="write a Markdown summary here (appends when FILE is $GITHUB_STEP_SUMMARY)",
+    merge_help="write the Markdown summary here",
+    render="render_markdown",
+    step_summary=True,
+)
 
 # GitHub's limit is 1 MiB per step summary; stay well below it on huge runs.
 MAX_ROWS = 200
