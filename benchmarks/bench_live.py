@@ -2,7 +2,7 @@
 
 Not a test: a measurement script. It builds a 1,000-item suite (the first items of
 ``suites/reasons/ir``, task ``indirect`` only) under ``/tmp/bench/live``, starts the loopback stub
-(latency 0.2 s) in its own process, and times side by side:
+(latency 0.2 s, HTTP/1.1 keep-alive) in its own process, and times side by side:
 
 * **bare**: a plain asyncio loop, ``Semaphore(C)`` over ``litellm.acompletion`` with exactly the
   messages and parameters the plugin sends (built by ``pytest_citebench.papers.reasons.tasks``), in a
@@ -14,22 +14,29 @@ Not a test: a measurement script. It builds a 1,000-item suite (the first items 
 * with ``--ladder``, the plugin's pieces without pytest (see ``_ladder_main``): ``+record``,
   ``+run_item``, ``+engine``, which split the gap between bare and plugin.
 
-For every run it reports the wall time of the whole process and the *call window*, from the first
-request reaching the stub to the last answer leaving it (stamped inside the stub process, so both
-sides are measured the same way). Startup is reported separately: ``pytest --citebench
---collect-only`` on the same suite (pytest + plugin + collection, no litellm) and litellm's import.
+For every run it reports the wall time of the whole process, its CPU and each of its processes'
+(an xdist controller and its workers apart), the *call window* from the first request reaching
+the stub to the last answer leaving it (stamped inside the stub process, so both sides are
+measured the same way), and the mean number of calls the stub was answering in that window.
+Startup is reported separately: ``pytest --citebench --collect-only`` on the same suite (pytest +
+plugin + collection, no litellm) and litellm's import.
 
-    python benchmarks/bench_live.py [--items 1000] [--latency 0.2] [--concurrency 16]
-        [--repeat 2] [--ladder] [--no-xdist] [--out /tmp/bench/live/results.json]
+    python benchmarks/bench_live.py [--items 1000] [--latency 0.2] [--concurrency 16 ...]
+        [--repeat 2] [--ladder] [--no-xdist] [--xdist-at C ...] [--out FILE]
     python benchmarks/bench_live.py --full suites/reasons/nlp --repeat 1
+    # high concurrency (issue 27): C=64 at -n 0 and -n 2, C=16 at -n 0, three rounds
+    python benchmarks/bench_live.py --full suites/reasons/nlp --concurrency 64 16 \
+        --xdist-at 64 --repeat 3
 
 ``--full SUITE`` is the full-suite mode: every item and task of a real suite, escalations
 included (the bare loop makes exactly the plugin's calls: they are collected by running each
-task's own ``solve`` against a model that always gives the stub's answer). The table ends with
-the latency floor ``calls * latency / C`` beside the runs.
+task's own ``solve`` against a model that always gives the stub's answer).
 
-Each configuration runs ``--repeat`` times, interleaved; the table reports the best run. The
-serial floor is ``N * latency`` (one call at a time, zero overhead).
+Each concurrency runs ``--repeat`` rounds; within a round the configurations run one after
+another (interleaved), and every ratio is to the same round's bare loop. The table shows each
+round and the medians, with two floors beside them: latency ``N * L / C`` (every call's latency,
+C at a time, zero CPU) and CPU ``bare CPU / cores`` (the bare loop's CPU spread over every core).
+All plugin runs must give the same item records (timings aside); the script says whether they did.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -70,6 +78,30 @@ def bench_env(**extra: str) -> dict[str, str]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
+
+
+# On this VM a folder of the ext4 file system took 0.5-0.9 ms of kernel CPU to create a file
+# where others took 17-60 us, and /tmp/bench/live went from 46 to 526 us within one benchmark
+# (a few runs' cassettes written and deleted there). Every cassette of a live run is one new
+# file: such a folder adds that to each case of the plugin's runs and nothing to the bare loop's.
+SLOW_CREATE_US = 200
+
+
+def file_creation_cost(folder: Path, files: int = 200) -> float:
+    """Kernel CPU (us) to create one empty file in a new folder under ``folder``, best of 3."""
+    probe = folder / ".create-probe"
+    best = float("inf")
+    try:
+        for attempt in range(3):
+            shutil.rmtree(probe, ignore_errors=True)
+            probe.mkdir()
+            start = time.process_time()
+            for i in range(files):
+                os.close(os.open(probe / f"{attempt}-{i}", os.O_CREAT | os.O_WRONLY, 0o644))
+            best = min(best, (time.process_time() - start) / files * 1e6)
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    return best
 
 
 # ---------------------------------------------------------------------------------------- stub
@@ -125,19 +157,36 @@ def _stub_main(latency: float, answer: str) -> int:
         return answer
 
     server = StubServer(answer_fn, latency=latency).start()
+    # Requests in flight, sampled every 10 ms: their mean over the call window says how much of
+    # the concurrency a run kept busy (C when it is fed, less when it waits on something else).
+    samples: list[tuple[float, int]] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.01):
+            samples.append((time.time(), server.in_flight))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     print(server.url, flush=True)
     try:
         for line in sys.stdin:
             if line.strip() == "stats":
                 done = list(stamps)
                 stamps.clear()
+                seen, samples[:] = list(samples), []
+                first = (min(done) - latency) if done else None
+                last = max(done) if done else None
+                inside = [n for t, n in seen if first is not None and first <= t <= last]
                 out = {
                     "calls": len(done),
-                    "first": (min(done) - latency) if done else None,
-                    "last": max(done) if done else None,
+                    "first": first,
+                    "last": last,
+                    "in_flight": (sum(inside) / len(inside)) if inside else None,
                 }
                 print(json.dumps(out), flush=True)
     finally:
+        stop.set()
         server.stop()
     return 0
 
@@ -205,11 +254,39 @@ def apply_nice() -> None:
         print(f"BENCH_NICE={value}: {exc}", file=sys.stderr)
 
 
+def _process_tree_cpu(root: int, seen: dict[int, tuple[str, float]]) -> None:
+    """CPU seconds so far of ``root`` and every process under it, by pid, with a role: the
+    command itself, or an xdist worker (execnet starts each as ``python -c ...``)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(
+                    Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]
+                )
+            except (OSError, ValueError, IndexError):
+                continue
+    tree, grew = {root}, True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in tree and pid not in tree:
+                tree.add(pid)
+                grew = True
+    for pid in tree:
+        cpu = proc_cpu(pid)
+        if cpu or pid in seen:
+            role = seen[pid][0] if pid in seen else ("main" if pid == root else "child")
+            seen[pid] = (role, max(cpu, seen.get(pid, ("", 0.0))[1]))
+
+
 def timed(cmd: list[str], stub: Stub | None = None, **kw: Any) -> tuple[Any, dict[str, Any]]:
     """Run ``cmd``; wall time, CPU seconds of it and its children, and (with a stub) the phases:
     ``pre`` launch -> first call, ``window`` first call -> last answer, ``post`` -> exit.
     ``foreign`` is CPU seconds the machine spent on anything else (neither this command nor the
-    stub) while it ran: a run with a large one shared the machine and is suspect."""
+    stub) while it ran: a run with a large one shared the machine and is suspect. ``procs`` is
+    the CPU of each process (the command, then its children: xdist's workers), polled every
+    0.2 s, so a controller and its workers are told apart."""
     wait_quiet()
     if stub is not None:
         stub.window()  # reset
@@ -218,7 +295,17 @@ def timed(cmd: list[str], stub: Stub | None = None, **kw: Any) -> tuple[Any, dic
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     launched = time.time()
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, **kw)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    streams: dict[str, str] = {}
+    reader = threading.Thread(
+        target=lambda: streams.update(zip(("stdout", "stderr"), proc.communicate(), strict=True))
+    )
+    reader.start()
+    procs: dict[int, tuple[str, float]] = {}
+    while proc.poll() is None:
+        _process_tree_cpu(proc.pid, procs)
+        time.sleep(0.2)
+    reader.join()
     wall = time.perf_counter() - t0
     ended = launched + wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -226,14 +313,21 @@ def timed(cmd: list[str], stub: Stub | None = None, **kw: Any) -> tuple[Any, dic
     stub_cpu = proc_cpu(stub_pid) - stub0
     foreign = max(0.0, busy_cpu() - busy0 - cpu - stub_cpu)
     out: dict[str, Any] = {"wall": wall, "cpu": cpu, "stub_cpu": stub_cpu, "foreign": foreign}
+    main_cpu = [c for role, c in procs.values() if role == "main"]
+    children = sorted((c for role, c in procs.values() if role != "main"), reverse=True)
+    out["procs"] = [round(c, 2) for c in main_cpu + children]  # the command first
     if stub is not None:
         stats = stub.window()
         out["calls"] = stats["calls"]
         out["window"] = call_window(stats)
+        out["in_flight"] = stats.get("in_flight")
         if stats["calls"]:
             out["pre"] = stats["first"] - launched
             out["post"] = ended - stats["last"]
-    return proc, out
+    done = subprocess.CompletedProcess(
+        cmd, proc.returncode, streams.get("stdout", ""), streams.get("stderr", "")
+    )
+    return done, out
 
 
 # ---------------------------------------------------------------------------------------- prompts
@@ -471,7 +565,25 @@ def run_plugin(
     for r in errors[:3]:  # timed all the same, but say so: an error is a bug, not noise
         print(f"  ERROR in plugin{tag}: {r['nodeid']}: {r['error'].splitlines()[0]}", flush=True)
     shutil.rmtree(cassettes, ignore_errors=True)
-    return {**out, "items": len(items), "errors": len(errors)}
+    return {**out, "items": len(items), "errors": len(errors), "records": _comparable(items)}
+
+
+# What differs between two runs of the same answers and is not the verdict: timings.
+_VOLATILE = frozenset({"duration", "latency", "latencies"})
+
+
+def _comparable(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Item records by node id, without their timings: two runs that got the same answers must
+    give the same records (and so the same verdict), whatever the process layout."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in _VOLATILE}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return {r["nodeid"]: strip(r) for r in records}
 
 
 def run_collect(suite_dir: Path, work: Path) -> float:
@@ -511,13 +623,86 @@ def fmt(value: float | None, unit: str = "s") -> str:
     return f"{'-':>10}" if value is None else f"{value:9.2f}{unit}"
 
 
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def compare_records(runs: dict[str, list[dict[str, Any]]]) -> str:
+    """Whether every plugin run of every round gave the same item records (timings aside)."""
+    seen = [(name, i, r.pop("records")) for name, rs in runs.items() for i, r in enumerate(rs)
+            if "records" in r]  # fmt: skip
+    if len(seen) < 2:
+        return "records: one plugin run, nothing to compare"
+    first_name, first_round, reference = seen[0]
+    for name, i, records in seen[1:]:
+        differ = [
+            k for k in reference.keys() | records.keys() if reference.get(k) != records.get(k)
+        ]
+        if differ:
+            return (f"records: {len(differ)} of {len(reference)} items DIFFER between "
+                    f"{first_name} [{first_round + 1}] and {name} [{i + 1}], e.g. {min(differ)}")  # fmt: skip
+    return (
+        f"records: identical item for item in all {len(seen)} plugin runs ({len(reference)} items)"
+    )
+
+
+def report(c: int, n: int, lat: float, runs: dict[str, list[dict[str, Any]]]) -> None:
+    """One concurrency: every round's walls and ratios to that round's bare loop, then the
+    medians, with the latency floor and the CPU floor beside them."""
+    cores = os.cpu_count() or 1
+    names = [k for k, v in runs.items() if v]
+    bare = runs["bare"]
+    print(f"\nC = {c}: {n} calls, latency {lat}s")
+    head = (
+        "round "
+        + "".join(f"{k:>14}" for k in names)
+        + "".join(f"{k + ' / bare':>21}" for k in names if k != "bare")
+    )
+    print(head)
+    ratios: dict[str, list[float]] = {k: [] for k in names if k != "bare"}
+    for i, b in enumerate(bare):
+        row = f"{i + 1:<6}" + "".join(fmt(runs[k][i]["wall"]).rjust(14) for k in names)
+        for k, values in ratios.items():
+            values.append(runs[k][i]["wall"] / b["wall"])
+            row += fmt(values[-1], "x").rjust(21)
+        print(row)
+    med = {k: median([r["wall"] for r in runs[k]]) for k in names}
+    print("median" + "".join(fmt(med[k]).rjust(14) for k in names)
+          + "".join(fmt(median(v), "x").rjust(21) for v in ratios.values()))  # fmt: skip
+    bare_cpu = median([r["cpu"] for r in bare])
+    latency_floor = n * lat / c
+    cpu_floor = bare_cpu / cores
+    print(f"floors: latency N*L/C = {latency_floor:.1f}s ({latency_floor / med['bare']:.2f}x bare); "
+          f"CPU = bare CPU x N / {cores} cores = {cpu_floor:.1f}s ({cpu_floor / med['bare']:.2f}x bare; "
+          f"bare CPU {1000 * bare_cpu / n:.2f} ms a call)")  # fmt: skip
+    print(f"{'run':<13}{'cpu':>10}{'ms/call':>10}{'in flight':>11}{'pre':>10}{'window':>10}"
+          f"{'post':>10}{'foreign':>10}  per process (command first)")  # fmt: skip
+    for k in names:
+        rs = runs[k]
+        cpu = median([r["cpu"] for r in rs])
+        flight = median([r["in_flight"] for r in rs if r.get("in_flight") is not None] or [0.0])
+        print(f"{k:<13}{fmt(cpu)}{1000 * cpu / n:10.2f}{flight:11.1f}"
+              + "".join(fmt(median([r[f] for r in rs if r.get(f) is not None] or [0.0]))
+                        for f in ("pre", "window", "post", "foreign"))
+              + f"  {min(rs, key=lambda r: abs(r['wall'] - med[k])).get('procs')}")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--no-xdist", action="store_true", help="skip the -n 2 run")
+    parser.add_argument(
+        "--concurrency", type=int, nargs="+", default=[16],
+        help="calls in flight in all (split between xdist workers); several run one after another",
+    )  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=2, help="rounds, interleaved")
+    parser.add_argument("--no-xdist", action="store_true", help="skip the -n 2 runs")
+    parser.add_argument(
+        "--xdist-at", type=int, nargs="+", metavar="C",
+        help="run -n 2 only at these concurrencies (default: all)",
+    )  # fmt: skip
     parser.add_argument(
         "--ladder",
         action="store_true",
@@ -539,78 +724,70 @@ def main(argv: list[str] | None = None) -> int:
 
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
-    lat, c = args.latency, args.concurrency
+    create_us = file_creation_cost(work)
+    print(f"file creation in {work}: {create_us:.0f} us of CPU a file (a cassette is one new file)")
+    if create_us > SLOW_CREATE_US:
+        print(f"  WARNING: more than {SLOW_CREATE_US} us: this folder's file system is slow to "
+              "create files, which the bare loop never does; pass --work elsewhere")  # fmt: skip
+    lat = args.latency
     if args.full:
         suite = args.full.resolve()
         args.ladder = False
         n = len(case_messages(suite))  # calls, escalations included, for a model saying ANSWER
         print(f"live, full suite {suite.name}: {n} calls (all tasks, escalations included), "
-              f"stub latency {lat}s, concurrency {c} in all, {os.cpu_count()} CPUs")  # fmt: skip
+              f"stub latency {lat}s, concurrency {args.concurrency} in all, "
+              f"{os.cpu_count()} CPUs, keep-alive connections")  # fmt: skip
     else:
         suite = build_suite(work, args.items, args.source)
         n = args.items
-        print(f"live: {n} items, stub latency {lat}s, concurrency {c}, {os.cpu_count()} CPUs")
+        print(f"live: {n} items, stub latency {lat}s, concurrency {args.concurrency}, "
+              f"{os.cpu_count()} CPUs")  # fmt: skip
 
     collect = min(run_collect(suite, work) for _ in range(2))
-    runs: dict[str, list[dict[str, Any]]] = {"bare": []}
-    if args.ladder:
-        runs.update({f"+{step}": [] for step in LADDER})
-    runs.update({"plugin": [], "plugin -n 2": []})
+    results: dict[int, dict[str, list[dict[str, Any]]]] = {}
     with Stub(lat) as stub:
-        for i in range(args.repeat):
-            runs["bare"].append(run_bare(stub, suite, c))
-            print(f"  [{i + 1}] bare        {json.dumps(runs['bare'][-1])}", flush=True)
-            for step in LADDER if args.ladder else ():
-                runs[f"+{step}"].append(run_ladder(stub, step, suite, work, c))
-                print(f"  [{i + 1}] +{step:<10} {json.dumps(runs[f'+{step}'][-1])}", flush=True)
-            runs["plugin"].append(run_plugin(stub, suite, work, c))
-            print(f"  [{i + 1}] plugin      {json.dumps(runs['plugin'][-1])}", flush=True)
-            if not args.no_xdist:
-                # The plugin splits --citebench-concurrency between the workers: C in all.
-                runs["plugin -n 2"].append(run_plugin(stub, suite, work, c, 2, "-n2"))
-                print(f"  [{i + 1}] plugin -n 2 {json.dumps(runs['plugin -n 2'][-1])}", flush=True)
-
-    best = {k: min(v, key=lambda r: r["wall"]) for k, v in runs.items() if v}
-    for name, r in best.items():
-        if r.get("calls") != best["bare"].get("calls"):
-            print(
-                f"  WARNING {name}: {r.get('calls')} calls, bare made {best['bare'].get('calls')}"
-            )
-    serial = n * lat
-    import_s = min(r["import"] for r in runs["bare"])
-    bare = best["bare"]
-    print()
+        for c in args.concurrency:
+            runs: dict[str, list[dict[str, Any]]] = {"bare": []}
+            if args.ladder:
+                runs.update({f"+{step}": [] for step in LADDER})
+            runs.update({"plugin": [], "plugin -n 2": []})
+            xdist = not args.no_xdist and (args.xdist_at is None or c in args.xdist_at)
+            results[c] = runs
+            for i in range(args.repeat):
+                runs["bare"].append(run_bare(stub, suite, c))
+                print(f"  C={c} [{i + 1}] bare        {json.dumps(runs['bare'][-1])}", flush=True)
+                for step in LADDER if args.ladder else ():
+                    runs[f"+{step}"].append(run_ladder(stub, step, suite, work, c))
+                    print(f"  C={c} [{i + 1}] +{step:<10} {json.dumps(runs[f'+{step}'][-1])}",
+                          flush=True)  # fmt: skip
+                runs["plugin"].append(run_plugin(stub, suite, work, c))
+                shown = {k: v for k, v in runs["plugin"][-1].items() if k != "records"}
+                print(f"  C={c} [{i + 1}] plugin      {json.dumps(shown)}", flush=True)
+                if xdist:
+                    # The plugin splits --citebench-concurrency between the workers: C in all.
+                    runs["plugin -n 2"].append(run_plugin(stub, suite, work, c, 2, "-n2"))
+                    shown = {k: v for k, v in runs["plugin -n 2"][-1].items() if k != "records"}
+                    print(f"  C={c} [{i + 1}] plugin -n 2 {json.dumps(shown)}", flush=True)
+            for name, r in ((k, r) for k, rs in runs.items() for r in rs):
+                if r.get("calls") != n:
+                    print(f"  WARNING {name}: {r.get('calls')} calls at the stub, expected {n}")
+            print("  " + compare_records(runs))
+    import_s = min(r["import"] for runs in results.values() for r in runs["bare"])
+    print(f"\nstartup: pytest --citebench --collect-only {collect:.2f}s; "
+          f"import litellm {import_s:.2f}s")  # fmt: skip
+    for c, runs in results.items():
+        report(c, n, lat, runs)
     print(
-        f"startup: pytest --citebench --collect-only {collect:.2f}s; import litellm {import_s:.2f}s"
-    )
-    print(f"floors: serial N*L = {serial:.0f}s; latency floor N*L/C = {serial / c:.1f}s")
-    print()
-    head = ("run", "wall", "pre", "window", "post", "cpu", "foreign", "wall/bare", "win/bare",
-            "vs serial", "calls")  # fmt: skip
-    print(f"{head[0]:<13}" + "".join(f"{h:>10}" for h in head[1:]))
-    for name, r in best.items():
-        win = r["window"] / bare["window"] if r.get("window") and bare.get("window") else None
-        print(
-            f"{name:<13}"
-            + "".join(fmt(r.get(k)) for k in ("wall", "pre", "window", "post", "cpu", "foreign"))
-            + fmt(r["wall"] / bare["wall"], "x")
-            + fmt(win, "x")
-            + fmt(serial / r["wall"], "x")
-            + f"{r.get('calls', 0):>10}"
-        )
-    print(
-        f"{'floor':<13}{fmt(serial / c)}{'':>50}{fmt(serial / c / bare['wall'], 'x')}"
-        "  (N*L/C: every call's latency, C at a time, zero CPU)"
-    )
-    print(
-        "\nbest of each (by wall). wall = the whole process (bare: a fresh process, litellm import "
-        "included); pre = launch to first request at the stub; window = first request to last "
-        "answer; post = last answer to exit; cpu = user+sys of the process and its children "
-        "(not the stub); foreign = CPU the machine spent on anything else meanwhile."
+        "\nwall = the whole process (bare: a fresh process, litellm import included); ratios are "
+        "each round's own (plugin wall / that round's bare wall), medians over the rounds; "
+        "cpu = user+sys of the process and its children (not the stub); in flight = the mean "
+        "number of requests the stub was answering during the call window; pre = launch to "
+        "first request; window = first request to last answer; post = last answer to exit; "
+        "foreign = CPU the machine spent on anything else meanwhile."
     )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"collect": collect, "runs": runs}, indent=1))
+        args.out.write_text(json.dumps({"collect": collect, "runs": results}, indent=1))
     return 0
 
 

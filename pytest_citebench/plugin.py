@@ -318,6 +318,15 @@ class _ControllerHooks:
         self.cb.session = session
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``--dist load`` (what ``-n`` gives): queues deep enough for each worker's calls."""
+        if config.getvalue("dist") != "load":
+            return None
+        from pytest_citebench.workers import deep_load_scheduling, xdist_workers
+
+        return deep_load_scheduling(config, log, self.cb.options.concurrency, xdist_workers(config))
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """An xdist worker finished: count the resumed items it deselected, once (every worker
         collects the same items and so deselects the same ones)."""

@@ -9,13 +9,14 @@ import concurrent.futures
 import contextlib
 import functools
 import gc
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_citebench.runner import Engine, Job, run_item
-from pytest_citebench.workers import xdist_queue
+from pytest_citebench.workers import prefetch_window, xdist_queue
 
 if TYPE_CHECKING:
     from pytest_citebench.models import Model
@@ -137,10 +138,10 @@ class Scheduler:
         owner = self._queue_owner
         if owner is None:
             return
-        window = max(64, 4 * self.options.concurrency)
+        window = prefetch_window(self.options.concurrency)
         try:
             with owner.torun.lock() as queue:
-                indices = [i for i in list(queue)[:window] if isinstance(i, int)]
+                indices = [i for i in itertools.islice(queue, window) if isinstance(i, int)]
         except Exception:  # xdist internals changed: fall back to one item at a time
             self._queue_owner = None
             return

@@ -42,16 +42,45 @@ def check_workers(config: pytest.Config, options: Options) -> None:
             )
 
 
+# Providers whose key litellm looks for in one environment variable, and only there
+# (tests/test_startup_keys.py asks litellm about each): with that variable set, the key is known
+# to be there without importing litellm. Why: the import is ~3.5 s of CPU, and under xdist the
+# controller makes no call, so it was paying that while both workers started on two cores.
+KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "cohere": "COHERE_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "fireworks_ai": "FIREWORKS_AI_API_KEY",
+    "xai": "XAI_API_KEY",
+    "perplexity": "PERPLEXITYAI_API_KEY",
+}
+
+
+def key_known_present(model: str) -> bool:
+    """True when ``model`` names its provider (``openai/...``) and that provider's one key
+    variable is set; False means "ask litellm", never "missing"."""
+    provider, slash, _ = model.partition("/")
+    variable = KEY_VARIABLES.get(provider) if slash else None
+    return bool(variable and os.environ.get(variable))
+
+
 def check_keys(options: Options, models: Sequence[Model]) -> None:
     """Recording with a provider key missing is one usage error naming the variable, before
     any call (litellm would send the call and retry "missing credentials" as a 500)."""
     if options.record == "none":
         return
-    from pytest_citebench.models.litellm_backend import missing_key
-
     for model in models:
         if not model.traits.needs_key or "api_key" in dict(model.params.extra):
             continue
+        if key_known_present(model.litellm_model or model.name):
+            continue
+        from pytest_citebench.models.litellm_backend import missing_key
+
         missing = missing_key(model.litellm_model or model.name, model.api_base)
         if missing:
             raise pytest.UsageError(

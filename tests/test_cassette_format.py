@@ -209,19 +209,45 @@ def test_saving_leaves_no_partial_file(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["c.yaml"]
 
 
+def test_a_save_that_fails_after_writing_leaves_the_old_cassette_and_no_partial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from pytest_citebench.recording import cassettes
+
+    path = tmp_path / "c.yaml"
+    cassettes.write_text_atomic(path, "{}\n")
+
+    def full(src: object, dst: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError, match="No space"):
+        cassettes.write_text_atomic(path, '{"x": 1}\n')
+    assert path.read_text(encoding="utf-8") == "{}\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"]
+
+
 def test_replay_filters_each_request_once_and_what_it_loads_never(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from vcr.request import Request
 
     seen: list[Any] = []
-    real = recorder_module._before_record_request
+    real = recorder_module._request_filter
 
-    def counting(request: Any) -> Any:
-        seen.append(request)
-        return real(request)
+    def counting_filter() -> Any:
+        inner = real()
 
-    monkeypatch.setattr(recorder_module, "_before_record_request", counting)
+        def counting(request: Any) -> Any:
+            seen.append(request)
+            return inner(request)
+
+        return counting
+
+    monkeypatch.setattr(recorder_module, "_request_filter", counting_filter)
     body = '{"messages": []}'
     path = tmp_path / "c.yaml"
     path.write_text(
@@ -237,3 +263,38 @@ def test_replay_filters_each_request_once_and_what_it_loads_never(
     other = Request("POST", "http://127.0.0.1:9/v1/chat/completions", body + " ", {})
     assert loaded.play_response(other)["body"]["string"] == b"second"
     assert len(seen) == 2
+
+
+_json_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),  # NaN and the infinities too: json writes them as NaN, Infinity, -Infinity
+    st.text(),
+)
+_json_values = st.recursive(
+    _json_leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner),
+        st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    ),
+    max_leaves=25,
+)
+
+
+@given(_json_values)
+@settings(max_examples=300)
+def test_cassette_json_is_the_text_json_dumps_writes(value: Any) -> None:
+    from pytest_citebench.recording.cassettes import indented_json
+
+    assert indented_json(value) == json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def test_cassette_json_leaves_odd_keys_to_json_and_refuses_bytes_as_json_does() -> None:
+    from pytest_citebench.recording.cassettes import indented_json
+
+    odd = {"b": {2: "two", 1.5: None, True: [1]}, "a": []}
+    assert indented_json(odd) == json.dumps(odd, indent=2, sort_keys=True, ensure_ascii=False)
+    with pytest.raises(TypeError, match="bytes"):
+        indented_json({"body": {"string": b"\x00\xff"}})

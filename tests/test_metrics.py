@@ -354,11 +354,8 @@ def test_rates_are_shares(flags: list[bool]) -> None:
 # --- import cost -----------------------------------------------------------------------------
 
 
-def test_importing_metrics_loads_no_heavy_module() -> None:
-    code = (
-        "import sys, pytest_citebench.metrics\n"
-        "print(','.join(m for m in ('numpy', 'nltk', 'pytest') if m in sys.modules))"
-    )
+def _run_fresh(code: str) -> list[str]:
+    """Run ``code`` in a new interpreter (this one imported nltk with scipy long ago)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     result = subprocess.run(
@@ -369,4 +366,52 @@ def test_importing_metrics_loads_no_heavy_module() -> None:
         text=True,
         check=True,
     )
-    assert result.stdout.strip() == "", f"loaded at import: {result.stdout.strip()}"
+    return result.stdout.splitlines()
+
+
+def test_importing_metrics_loads_no_heavy_module() -> None:
+    (loaded,) = _run_fresh(
+        "import sys, pytest_citebench.metrics\n"
+        "print(','.join(m for m in ('numpy', 'nltk', 'pytest') if m in sys.modules) or '-')"
+    )
+    assert loaded == "-", f"loaded at import: {loaded}"
+
+
+_SCORE_SOME = (
+    "from pytest_citebench.metrics import bleu4, token_f1, tokenize\n"
+    "pairs = [('Attention Is All You Need', 'Attention is all you need.'),\n"
+    "         ('Deep Residual Learning for Image Recognition', 'Deep residual learning'),\n"
+    "         ('A. Vaswani, N. Shazeer', 'Vaswani, A.; Shazeer, N. (2017) \"quoted\"')]\n"
+    "print(repr([(tokenize(a), tokenize(b), bleu4(a, b), token_f1(a, b)) for a, b in pairs]))\n"
+)
+
+
+def test_nltk_loads_without_scipy_and_sklearn_which_import_normally_after() -> None:
+    """nltk's imports of scipy.stats, scipy.sparse and scikit-learn are skipped (1.1 s of every
+    process's start), the modules import as usual afterwards, and scores do not move."""
+    lines = _run_fresh(
+        "import sys\n"
+        "from pytest_citebench.metrics.text import load_nltk\n"
+        "load_nltk()\n"
+        "print(sorted(m for m in ('scipy.stats', 'scipy.sparse', 'sklearn') if m in sys.modules))\n"
+        "print('nltk' in sys.modules)\n"
+        + _SCORE_SOME
+        + "import scipy.stats, scipy.sparse, sklearn\n"
+        "print(scipy.stats.norm.cdf(0.0), scipy.sparse.eye(2).nnz, sklearn.__name__)\n"
+    )
+    assert lines[0] == "[]"
+    assert lines[1] == "True"
+    plain = _run_fresh("import nltk, scipy.stats\n" + _SCORE_SOME)  # nltk as it imports itself
+    assert lines[2] == plain[0]
+    assert lines[3] == "0.5 2 sklearn"
+
+
+def test_nltk_gets_scipy_when_it_is_already_imported() -> None:
+    lines = _run_fresh(
+        "import scipy.stats\n"
+        "from pytest_citebench.metrics.text import load_nltk\n"
+        "load_nltk()\n"
+        "from nltk.metrics import association\n"
+        "print(association.fisher_exact is scipy.stats.fisher_exact)\n"
+    )
+    assert lines == ["True"]

@@ -696,3 +696,37 @@ def test_a_paper_of_the_suite_corpus_is_named_whatever_its_title_looks_like(
     assert with_corpus(question) == "hallucinated"
     assert with_corpus("HyperNetworks") == "hallucinated"  # a coined name
     assert with_corpus("\nDVS   [/INST]\n") == "unanswered"
+
+
+def test_an_escalating_task_judges_each_stage_once_and_never_reuses_another_stages_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``score`` asks for the verdict the escalation just made on the final stage: it is made
+    once. A verdict is reused only for that same item and stage."""
+    import asyncio
+
+    task = next(t for t in TASKS if t.name == "sid")
+    item = reasons_item(cited_abstract="An abstract.", cited_authors="John Schulman")
+    replies = iter(["pass", "Trust Region Policy Optimization"])
+    judged: list[str] = []
+    real = type(task).judge_answer
+
+    def counting(self: Any, item: Sample, raw: str, *args: Any) -> Any:
+        judged.append(raw)
+        return real(self, item, raw, *args)
+
+    monkeypatch.setattr(type(task), "judge_answer", counting)
+
+    async def generate(messages: Any, *, hint: Any) -> str:
+        return next(replies)
+
+    attempt = asyncio.run(task.solve(item, generate, suite_corpus=None))
+    score = task.score(item, attempt)
+    assert [s.raw for s in attempt.stages] == ["pass", "Trust Region Policy Optimization"]
+    assert score.outcome == "correct"
+    assert judged == ["Trust Region Policy Optimization"]  # "pass" is abstained before the rules
+    # Another stage of the same item, and the same stage of another item, are judged afresh.
+    wrong = task.parse("abstract", "Proximal Policy Optimization Algorithms")
+    assert task.judge(item, wrong, None).outcome == "hallucinated"
+    other = reasons_item(cited_title="Proximal Policy Optimization Algorithms")
+    assert task.judge(other, wrong, None).outcome == "correct"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_citebench.papers.reasons.tasks import same_authors, stage
@@ -116,3 +116,42 @@ def test_parsers_never_raise(text: str) -> None:
     is_abstention(text)
     clean_title(text)
     clean_authors(text)
+
+
+def _quoted_spans_reference(line: str) -> list[tuple[int, int, str]]:
+    """The rule stepped through one character at a time, as it was first written."""
+    from pytest_citebench.parsing.reply import _CJK_OPEN, _PAIRS, has_letters
+
+    spans = []
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch in _PAIRS and (i == 0 or not line[i - 1].isalnum() or ch in _CJK_OPEN):
+            closers = _PAIRS[ch]
+            j = i + 1
+            while j < len(line):
+                if line[j] in closers and (
+                    j + 1 == len(line) or not line[j + 1].isalnum() or ch in _CJK_OPEN
+                ):
+                    break
+                j += 1
+            if j < len(line) and j > i + 1 and has_letters(line[i + 1 : j]):
+                spans.append((i, j + 1, line[i + 1 : j]))
+                i = j + 1
+                continue
+        i += 1
+    return spans
+
+
+_QUOTE_TEXT = st.text(
+    alphabet=st.sampled_from(list("\"'`“”„«»‘’《》「」『』〈〉ab1 .-é")), max_size=24
+)
+
+
+@given(_QUOTE_TEXT)
+@example("「ab」c and 'Don't' “x” «y»")
+@settings(max_examples=1000)
+def test_quoted_spans_jumping_between_quote_marks_finds_what_stepping_finds(line: str) -> None:
+    from pytest_citebench.parsing.reply import quoted_spans
+
+    assert quoted_spans(line) == _quoted_spans_reference(line)

@@ -151,7 +151,7 @@ def test_an_unpriced_model_is_looked_up_once_and_its_cost_stays_unknown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """litellm searches its whole cost map for a model it has no price for, on every call; once
-    a model is found unpriced it is told a zero price instead. The provider must see the same
+    a model is found unpriced it is told a nominal price instead. The provider must see the same
     request, the cost must stay unknown (never 0), and a priced model or a price the user passed
     must be left alone."""
     import asyncio
@@ -162,9 +162,13 @@ def test_an_unpriced_model_is_looked_up_once_and_its_cost_stays_unknown(
     sent: list[dict[str, Any]] = []
     real = lib.completion
 
+    litellm_costs: list[Any] = []
+
     def spy(**kwargs: Any) -> Any:
         sent.append({k: v for k, v in kwargs.items() if "cost" in k})
-        return real(**kwargs)
+        response = real(**kwargs)
+        litellm_costs.append(response._hidden_params.get("response_cost"))
+        return response
 
     monkeypatch.setattr(backend, "_UNPRICED", set())
     monkeypatch.setattr(lib, "completion", spy)
@@ -178,8 +182,10 @@ def test_an_unpriced_model_is_looked_up_once_and_its_cost_stays_unknown(
         later = asyncio.run(backend.acompletion("openai/stub", messages, **common))
         bodies = [r["json"] for r in server.requests if r["path"].endswith("/chat/completions")]
     skip = backend._SKIP_PRICING
-    assert sent[:3] == [{}, skip, skip]  # looked up once, then told zero
+    assert sent[:3] == [{}, skip, skip]  # looked up once, then told the nominal price
     assert [c.cost for c in stub] == [None, None, None]  # unknown, never free
+    # Not zero to litellm, which would run its zero-cost diagnostic (another cost-map search).
+    assert all(cost and cost > 0 for cost in litellm_costs[1:3])
     assert all(c.text == "Ada Lovelace" and c.prompt_tokens > 0 for c in stub)
     assert sent[3:5] == [{}, {}] and all(c.cost and c.cost > 0 for c in priced)
     assert sent[5] == user_price and mine[0].cost and mine[0].cost > 0

@@ -239,10 +239,11 @@ def test_replay_runs_each_case_on_pytests_thread_and_recording_ahead_on_the_engi
             terminalreporter.write_line(f"engine thread: {config._engine_seen}")
         """
     )
-    with StubServer(answer) as server:
+    with StubServer(answer, latency=0.3) as server:
         recorded = run_stub(pytester, server.url, "--citebench-record", "once", "-k", "indirect")
-        url = server.url
+        url, peak, calls = server.url, server.peak_in_flight, server.calls
     recorded.stdout.fnmatch_lines(["engine thread: True"])
+    assert calls >= 4 and peak >= 4  # one at a time would peak at 1
     replayed = run_stub(pytester, url, "-k", "indirect")  # the server is gone: a replay or a miss
     replayed.stdout.fnmatch_lines(["engine thread: False"])
     assert outcomes(replayed) == outcomes(recorded)

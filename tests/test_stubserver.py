@@ -462,3 +462,22 @@ def test_start_surfaces_bind_errors() -> None:
         with pytest.raises(OSError):
             srv.start()
         srv.stop()  # nothing running; still safe
+
+
+def test_in_flight_counts_the_requests_being_answered_now() -> None:
+    """What bench_live samples: the calls a client keeps busy, not the most ever seen."""
+    import threading
+
+    with StubServer(latency=0.5) as srv:
+        assert srv.in_flight == 0
+        body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}]}
+        callers = [threading.Thread(target=post, args=(srv, body)) for _ in range(3)]
+        for caller in callers:
+            caller.start()
+        deadline = time.monotonic() + 5
+        while srv.in_flight < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert srv.in_flight == 3
+        for caller in callers:
+            caller.join()
+        assert srv.in_flight == 0 and srv.peak_in_flight == 3

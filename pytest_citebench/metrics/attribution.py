@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_citebench.metrics.text import tokenize
+from pytest_citebench.metrics.text import load_nltk, tokenize
 
 __all__ = ["bleu4", "token_f1"]
 
@@ -29,6 +29,7 @@ def bleu4(reference: str, hypothesis: str) -> float:
     is not thread-safe, and scores are computed on the plugin's engine thread while pytest
     records warnings on the main one.
     """
+    load_nltk()
     from nltk.translate.bleu_score import sentence_bleu
 
     score = sentence_bleu(

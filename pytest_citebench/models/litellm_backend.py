@@ -99,9 +99,11 @@ def _cost(lib: Any, response: Any) -> float | None:
 
 # Models litellm has no price for, learnt from their first answer. For such a model litellm
 # searches its fallback generalizations on every call to find no price again: ~0.2 ms, about 4%
-# of a replayed call's CPU (5.41 against 5.21 ms a case, interleaved). Told a price of zero
-# instead, it skips the search; the answer's cost is still reported as unknown (None), never as
-# free. Keyed by the model string litellm gets.
+# of a replayed call's CPU (5.41 against 5.21 ms a case, interleaved). Told a price instead, it
+# skips the search. The price is nominal, not zero: litellm runs a "zero-cost diagnostic" on
+# every answer priced at 0, which searches the cost map again (~7% of a live call's CPU here).
+# Whatever litellm computes from it, the answer's cost is reported as unknown (None), never as
+# free or as that figure. Keyed by the model string litellm gets.
 _UNPRICED: set[str] = set()
 _PRICE_PARAMS = frozenset(
     {
@@ -112,13 +114,14 @@ _PRICE_PARAMS = frozenset(
         "cost_per_second",
     }
 )
-_SKIP_PRICING = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
+_NOMINAL_PRICE = 1e-300
+_SKIP_PRICING = {"input_cost_per_token": _NOMINAL_PRICE, "output_cost_per_token": _NOMINAL_PRICE}
 
 
 def _pricing(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The kwargs for litellm: with a zero price only for a model already found unpriced, and
-    never over prices the user passed. litellm then prices the answer at 0.0, which ``_cost``
-    reads as unknown, as it reads every zero."""
+    """The kwargs for litellm: with the nominal price only for a model already found unpriced,
+    and never over prices the user passed (the caller reads the cost as unknown when the kwargs
+    it gets back are not the ones it gave)."""
     if model in _UNPRICED and _PRICE_PARAMS.isdisjoint(kwargs):
         return {**kwargs, **_SKIP_PRICING}
     return kwargs
@@ -143,17 +146,23 @@ async def acompletion(
     and a 2 s timeout took minutes. So the call is also cancelled once ``timeout`` has passed."""
     lib = litellm()
     sent = _pricing(model, kwargs)
-    call = lib.acompletion(
-        model=model, messages=messages, timeout=timeout, max_retries=0, num_retries=0, **sent
-    )
     try:
-        response = await asyncio.wait_for(call, timeout)
+        # asyncio.timeout, not wait_for: the same deadline without a second task for every call.
+        async with asyncio.timeout(timeout):
+            response = await lib.acompletion(
+                model=model,
+                messages=messages,
+                timeout=timeout,
+                max_retries=0,
+                num_retries=0,
+                **sent,
+            )
     except TimeoutError:
         raise CallTimeout(
             f"no complete answer within --citebench-timeout {timeout:g} s (a deadline for the "
             "whole call, however slowly the answer arrives)"
         ) from None
-    done = _completion(lib, model, response)
+    done = _completion(lib, model, response, priced=sent is kwargs)
     _learn_pricing(model, kwargs, done)
     return done
 
@@ -171,12 +180,13 @@ def completion(
     response = lib.completion(
         model=model, messages=messages, timeout=timeout, max_retries=0, num_retries=0, **sent
     )
-    done = _completion(lib, model, response)
+    done = _completion(lib, model, response, priced=sent is kwargs)
     _learn_pricing(model, kwargs, done)
     return done
 
 
-def _completion(lib: Any, model: str, response: Any) -> Completion:
+def _completion(lib: Any, model: str, response: Any, *, priced: bool = True) -> Completion:
+    """``priced=False``: litellm was given the nominal price, so its figure means nothing."""
     choices = getattr(response, "choices", None)
     if not choices:
         raise ResponseError(f"{model}: the response has no choices")
@@ -188,7 +198,7 @@ def _completion(lib: Any, model: str, response: Any) -> Completion:
         text=str(content),
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost=_cost(lib, response),
+        cost=_cost(lib, response) if priced else None,
     )
 
 

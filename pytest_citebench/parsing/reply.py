@@ -24,6 +24,8 @@ _PAIRS = {
     "〈": "〉",
 }
 _CJK_OPEN = "《「『〈"
+_OPENER = re.compile("[" + re.escape("".join(_PAIRS)) + "]")
+_CLOSER = {opener: re.compile("[" + re.escape(closers) + "]") for opener, closers in _PAIRS.items()}
 _LEADING_LABEL = re.compile(
     r"^\s*(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|cited\s+|research\s+|possible\s+|paper\s+)*"
     r"(?:paper\s+title|title\s+of\s+the\s+(?:cited\s+)?(?:research\s+)?paper|title|answer|"
@@ -116,21 +118,25 @@ def has_letters(text: str) -> bool:
 
 def quoted_spans(line: str) -> list[tuple[int, int, str]]:
     """(start, end, inner) of quoted spans that open at a word boundary; an apostrophe inside a
-    word ("Don't") opens nothing."""
+    word ("Don't") opens nothing. Jumps from quote mark to quote mark (a regex search each):
+    stepping through every character was ~11% of scoring an answer under cProfile."""
     spans = []
+    n = len(line)
     i = 0
-    while i < len(line):
+    while (opener := _OPENER.search(line, i)) is not None:
+        i = opener.start()
         ch = line[i]
-        if ch in _PAIRS and (i == 0 or not line[i - 1].isalnum() or ch in _CJK_OPEN):
-            closers = _PAIRS[ch]
-            j = i + 1
-            while j < len(line):
-                if line[j] in closers and (
-                    j + 1 == len(line) or not line[j + 1].isalnum() or ch in _CJK_OPEN
-                ):
+        if i == 0 or not line[i - 1].isalnum() or ch in _CJK_OPEN:
+            closer = _CLOSER[ch]
+            j = n
+            at = i + 1
+            while (close := closer.search(line, at)) is not None:
+                k = close.start()
+                if k + 1 == n or not line[k + 1].isalnum() or ch in _CJK_OPEN:
+                    j = k
                     break
-                j += 1
-            if j < len(line) and j > i + 1 and has_letters(line[i + 1 : j]):
+                at = k + 1
+            if j < n and j > i + 1 and has_letters(line[i + 1 : j]):
                 spans.append((i, j + 1, line[i + 1 : j]))
                 i = j + 1
                 continue

@@ -5,6 +5,7 @@ a file with another.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ SEGMENT_READABLE = 80  # characters of readable prefix kept before the hash
 HASH_DIGITS = 16  # hex digits of sha256: 64 bits, collisions are not a practical concern
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a run asks for the same model and task segments
 def safe_segment(text: str) -> str:
     """One path segment for ``text``, distinct for distinct texts and always a plain file name.
 

@@ -142,6 +142,13 @@ class StubServer:
         with self._lock:
             return self._peak_in_flight
 
+    @property
+    def in_flight(self) -> int:
+        """Chat-completions requests being answered now (a benchmark samples it to see whether
+        the client keeps its concurrency busy)."""
+        with self._lock:
+            return self._in_flight
+
     def reset(self) -> None:
         """Forget recorded requests and restart call counting (and so the fault script)."""
         with self._lock:

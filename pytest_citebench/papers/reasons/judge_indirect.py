@@ -67,9 +67,11 @@ _FUNCTION_TEXT = (
 _FUNCTION = frozenset(_FUNCTION_TEXT.split())
 
 
-def _content_words(text: str) -> list[str]:
-    """Words of three letters or more, not function words, singular and in American spelling."""
-    return [spelling_key(w) for w in _CONTENT.findall(normalize(text)) if w not in _FUNCTION]
+@functools.lru_cache(maxsize=4096)
+def _content_words(text: str) -> tuple[str, ...]:
+    """Words of three letters or more, not function words, singular and in American spelling.
+    Cached: every indirect judgement reads the item's citing title and sentence again."""
+    return tuple(spelling_key(w) for w in _CONTENT.findall(normalize(text)) if w not in _FUNCTION)
 
 
 def is_citing_title(text: str, citing: str, sentence: str = "") -> bool:

@@ -188,9 +188,25 @@ class _Reasons(Task):
             instructions += [t.text for t in self.escalation.values()]
         return sources, instructions
 
+    #: The last judgement made, with what it was made of: an escalating task judges its final
+    #: stage to decide not to escalate, and ``score`` asks again at once (a judgement was ~380 us
+    #: a call in the recording loop). One (key, value) tuple, read and replaced whole, so threads
+    #: cannot mix two.
+    _last: tuple[tuple[Sample, Stage, str | None], Judgement] | None = None
+
     def judge(self, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
         """The outcome of one stage's raw answer (the rules: docs/outcomes.md); ``corpus`` is the
         suite's corpus file, whose titles are real papers."""
+        last = self._last
+        if last is not None:
+            (seen_item, seen_stage, seen_corpus), verdict = last
+            if seen_item is item and seen_stage is stage and seen_corpus == corpus:
+                return verdict
+        verdict = self._judge(item, stage, corpus)
+        self._last = ((item, stage, corpus), verdict)
+        return verdict
+
+    def _judge(self, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
         if stage.abstained or is_abstention(stage.raw):
             return Judgement("abstained", "the model wrote 'pass'", "pass")
         sources, instructions = self._prompt_texts(item, stage.name)
