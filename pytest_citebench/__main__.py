@@ -78,6 +78,7 @@ def _merge(args: argparse.Namespace) -> int:
             },
             allow_partial=args.allow_partial,
             correction=args.correction,
+            include_suspect=args.include_suspect,
         )
     except (JsonlError, FileUsageError) as exc:
         print(f"merge: {exc}", file=sys.stderr)
@@ -208,6 +209,11 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="merge even when a shard is missing or stopped early (default: fail)",
     )
+    p.add_argument(
+        "--include-suspect",
+        action="store_true",
+        help="count items with a suspect gold (docs/audit.md) in the numbers, gates and comparison",
+    )
     p.set_defaults(func=_merge)
     p = sub.add_parser("baseline", help="baseline results: promote a run, compare two runs")
     bsub = p.add_subparsers(dest="baseline_command", required=True)
@@ -227,6 +233,11 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         choices=("none", "holm", "bh"),
         default="holm",
         help="adjust the p-values over all tested suite x task x metric (default holm)",
+    )
+    b.add_argument(
+        "--include-suspect",
+        action="store_true",
+        help="count items with a suspect gold (docs/audit.md) in the numbers, gates and comparison",
     )
     b.set_defaults(func=_baseline_compare)
     p = sub.add_parser(

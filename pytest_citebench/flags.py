@@ -69,6 +69,14 @@ def add_flags(parser: pytest.Parser) -> None:
         action="store_true",
         help="hallucinated items fail (partial, unanswered and abstained never do)",
     )
+    group.addoption(
+        "--citebench-include-suspect",
+        action="store_true",
+        default=None,
+        help="count items whose gold the suite flags as suspect (docs/audit.md) in the shares, "
+        "metrics, gates and baseline comparison, as the source paper did; by default they run "
+        "and are recorded but reported apart",
+    )
     group.addoption("--citebench-results", metavar="FILE", help="write JSON-lines results here")
     group.addoption(
         "--citebench-concurrency", type=int, metavar="N", help="model calls in flight (16)"

@@ -13,7 +13,14 @@ import pytest
 
 from pytest_citebench import api, jsonl, registry
 from pytest_citebench.errors import CitebenchError
-from pytest_citebench.suites import Manifest, Suite, SuiteError, load_suite
+from pytest_citebench.suites import (
+    GOLD_FLAGS,
+    GOLD_VERIFIED,
+    Manifest,
+    Suite,
+    SuiteError,
+    load_suite,
+)
 
 if TYPE_CHECKING:
     from pytest_citebench.results.record import ItemResult
@@ -152,6 +159,12 @@ class TaskGroup(pytest.Collector):
                 case.job = session.collection.make_job(
                     case.nodeid, item, task, model, self.suite.manifest
                 )
+                # The gold audit's subsets (docs/audit.md): -m gold_verified runs the items read
+                # and found good; -m "not gold_suspect" skips those set apart before any call.
+                if item.fields.get(GOLD_VERIFIED):
+                    case.add_marker(GOLD_VERIFIED)
+                elif item.fields.get(GOLD_FLAGS):
+                    case.add_marker("gold_suspect")
                 yield case
 
 

@@ -75,7 +75,7 @@ _PROFILE_KEYS = ("temperature", "top_p", "max_tokens", "api_base", "retries", "t
 _FLAGS = (
     *_PROFILE_KEYS,
     *("concurrency", "max_errors", "max_cost", "show", "rag", "rag_k", "tolerance"),
-    *("correction", "tables", "cassettes"),
+    *("correction", "tables", "cassettes", "include_suspect"),
 )
 _TABLE = (
     *(key for key in _FLAGS if key != "show"),
@@ -122,6 +122,8 @@ class Options:
     max_cost: float | None = None
     # The terminal's tables: "compact" (no per-stage rows, worst answers per task) or "full".
     tables: str = "compact"
+    # Items with a suspect gold (suites' ``gold_flags``) in the headline numbers too.
+    include_suspect: bool = False
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -244,6 +246,7 @@ class Options:
             system_role=config.getoption("citebench_system_role"),
             max_cost=opt("max_cost"),
             tables=opt("tables", "compact"),
+            include_suspect=bool(opt("include_suspect", False)),
         )
 
 

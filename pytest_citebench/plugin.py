@@ -73,6 +73,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for task in registry.names():
         config.addinivalue_line("markers", f"{task}: citebench task {task}")
+    config.addinivalue_line(
+        "markers", "gold_verified: a case whose gold readers checked blind (docs/audit.md)"
+    )
+    config.addinivalue_line(
+        "markers", "gold_suspect: a case whose gold the suite flags as suspect (docs/audit.md)"
+    )
     if (
         config.option.collectonly
         and config.getoption("citebench_estimate")
@@ -385,7 +391,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         results=opts.results,
         written=cb.written_reports,
     )
-    write_summary(terminalreporter, cb.conclusion or interrupted(ledger.records, cb.gates), facts)
+    conclusion = cb.conclusion or interrupted(
+        ledger.records, cb.gates, include_suspect=opts.include_suspect
+    )
+    write_summary(terminalreporter, conclusion, facts)
     if ledger.stale_resumed:
         from collections import Counter
 

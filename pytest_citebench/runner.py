@@ -32,6 +32,7 @@ from pytest_citebench.errors import CassetteMiss, CassetteNotSaved, CitebenchErr
 from pytest_citebench.models import Model, track_usage, usage_summary
 from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_decoded
 from pytest_citebench.results.record import ItemResult
+from pytest_citebench.suites import gold_suspect
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             usage=usage_summary(calls),
             answers_file=job.model.provenance(),
             scorer_version=job.task.scorer_version,
+            gold_suspect=gold_suspect(job.item.fields),
             **kw,
         )
 

@@ -79,7 +79,9 @@ class CitebenchSession:
             baseline = Baseline(
                 self.baseline_records, str(opts.baseline), opts.tolerance, opts.correction
             )
-        conclusion = conclude(self.ledger.records, self.gates, baseline)
+        conclusion = conclude(
+            self.ledger.records, self.gates, baseline, include_suspect=opts.include_suspect
+        )
         self.conclusion = conclusion
         self.ledger.finish(conclusion.aggregates)
         written, errors = write_requested(

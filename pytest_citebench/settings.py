@@ -26,7 +26,7 @@ class Spec:
 
     key: str
     # "int", "float", "str", "strs" (list of strings), "choice", "choices", "table" (of litellm
-    # arguments)
+    # arguments), "bool"
     kind: str
     what: str  # how the setting reads in an error: "seconds per call", "retries per call"
     low: float | None = None
@@ -57,6 +57,8 @@ class Spec:
             return 'a list of non-empty strings, e.g. ["a", "b"]'
         if self.kind == "table":
             return "a table"
+        if self.kind == "bool":
+            return "true or false"
         return "a non-empty string"
 
 
@@ -83,6 +85,7 @@ _SPECS = (
     Spec("cassettes", "str", "the cassette folder"),
     Spec("api_base", "str", "the API base URL"),
     Spec("params", "table", "extra litellm arguments"),
+    Spec("include_suspect", "bool", "whether suspect golds count in the headline"),
     # The REASONS paper's swaps (papers/reasons/swaps.py SWAPS, which a test keeps equal): named
     # here so that this module stays free of paper imports.
     Spec("adversarial", "choices", "the adversarial swaps", choices=("title", "abstract")),
@@ -104,6 +107,10 @@ def check(key: str, value: Any, *, source: str) -> Any:
         why = f" ({problem})" if problem else ""
         return SettingError(f"{source} = {shown}: {spec.what} must be {spec.expected()}{why}")
 
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("write true or false, unquoted" if isinstance(value, str) else "")
+        return value
     if spec.kind in ("int", "float"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad("a string is not a number" if isinstance(value, str) else "")

@@ -40,6 +40,53 @@ CORPUS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
 }
 
 
+#: Optional item fields any suite may carry about its own gold (written by an audit, e.g.
+#: ``import-reasons``; docs/audit.md): an item with ``gold_flags`` is *gold suspect*, run and
+#: recorded but set apart from the headline numbers unless the run includes it; an item with
+#: ``gold_verified: true`` was read blind and found good (the ``+verified`` variant runs those).
+GOLD_FLAGS = "gold_flags"
+GOLD_REASON = "gold_reason"
+GOLD_VERIFIED = "gold_verified"
+_FLAG_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def gold_problem(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) with an item's gold-audit fields, or None when they are fine or
+    absent. A flag without a reason would put an unexplained item apart from every number."""
+    flags = obj.get(GOLD_FLAGS)
+    if GOLD_FLAGS in obj:
+        if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+            return GOLD_FLAGS, f"expected a list of flag names, got {value_kind(flags)}"
+        bad = [f for f in flags if not _FLAG_NAME.fullmatch(f)]
+        if bad:
+            return GOLD_FLAGS, f"{bad[0]!r} is not a flag name (lower-case letters, digits, '_')"
+        if len(set(flags)) != len(flags):
+            return GOLD_FLAGS, "a flag is listed twice"
+    reason = obj.get(GOLD_REASON)
+    if GOLD_REASON in obj and not isinstance(reason, str):
+        return GOLD_REASON, f"expected string, got {value_kind(reason)}"
+    if flags and not (reason or "").strip():
+        return GOLD_REASON, "missing: a flagged item needs a one-line reason"
+    if reason and not flags:
+        return GOLD_FLAGS, "missing: 'gold_reason' is given but no flag"
+    if reason and ("\n" in reason or name_problem(reason, limit=2000)):
+        return GOLD_REASON, "must be one line of printable text (at most 2,000 characters)"
+    verified = obj.get(GOLD_VERIFIED)
+    if GOLD_VERIFIED in obj and not isinstance(verified, bool):
+        return GOLD_VERIFIED, f"expected true or false, got {value_kind(verified)}"
+    if verified and flags:
+        return GOLD_VERIFIED, "an item cannot be both verified and flagged; drop one"
+    return None
+
+
+def gold_suspect(fields: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An item record's ``gold_suspect`` from the item's audit fields; None for a trusted gold."""
+    flags = fields.get(GOLD_FLAGS)
+    if not flags:
+        return None
+    return {"flags": list(flags), "reason": str(fields.get(GOLD_REASON, ""))}
+
+
 MAX_ID_LENGTH = 200
 """Longest item id or suite name accepted. Ids become test ids, result keys and (hashed when
 long) cassette names; 200 leaves room for the rest of a node id in a terminal line and for
@@ -365,6 +412,14 @@ def load_items(manifest: Manifest) -> list[Sample]:
                 f"duplicate id {item_id!r} (first on line {seen[item_id]}); ids must be unique",
                 line=line,
                 field="id",
+            )
+        gold = gold_problem(obj)
+        if gold:
+            raise SuiteError(
+                manifest.items_file,
+                f"{gold[1]}; see docs/audit.md for the gold-audit fields",
+                line=line,
+                field=gold[0],
             )
         seen[item_id] = line
         items.append(Sample(suite=manifest.name, id=item_id, fields=obj, line=line))

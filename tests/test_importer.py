@@ -72,7 +72,7 @@ SHARED = REPO.parent / "shared" / "data" / "reasons"
     not SHARED.is_dir(), reason="../shared/data/reasons is not beside this checkout"
 )
 def test_committed_suites_are_exactly_the_importers_output(tmp_path: Path) -> None:
-    import_reasons(SHARED, tmp_path)
+    import_reasons(SHARED, tmp_path, REPO / "fixtures" / "gold_audit" / "adjudicated.jsonl")
     for slug in DOMAINS.values():
         for name in ("suite.toml", "items.jsonl", "corpus.jsonl"):
             committed = (REPO / "suites" / "reasons" / slug / name).read_bytes()
@@ -130,8 +130,8 @@ def test_import_reasons_command_prints_one_line_per_suite(
     source.mkdir()
     for stem in DOMAINS:
         (source / f"{stem}.json").write_text(json.dumps(UPSTREAM), encoding="utf-8")
-    assert main([str(source), "--out", str(tmp_path / "out")]) == 0
+    assert main([str(source), "--out", str(tmp_path / "out"), "--labels", "none"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "reasons/biomolecules: 1 items, 1 cited papers"
+    assert lines[0] == "reasons/biomolecules: 1 items, 1 cited papers, 0 gold suspect, 0 verified"
     assert len(lines) == len(DOMAINS)
     assert (tmp_path / "out" / "nlp" / "suite.toml").is_file()

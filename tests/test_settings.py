@@ -137,6 +137,8 @@ def test_the_faults_table_says_what_each_setting_must_be() -> None:
             assert "a list of" in must, key
         elif spec.kind == "str":
             assert "a non-empty string" in must, key
+        elif spec.kind == "bool":
+            assert "`true` or `false`" in must, key
         else:
             assert "a table" in must, key
 
@@ -175,6 +177,7 @@ _PYPROJECT_CASES = {
     "params": '"seed=7"',
     "adversarial": '"title"',
     "adversarial_threshold": '"0.7"',
+    "include_suspect": '"yes"',
 }
 
 

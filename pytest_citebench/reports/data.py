@@ -21,6 +21,7 @@ from pytest_citebench.reports.terminal import table_metrics
 if TYPE_CHECKING:
     from pytest_citebench.api import Section
     from pytest_citebench.reports.headline import Verdict
+    from pytest_citebench.reports.suspect import SuspectSummary
     from pytest_citebench.results.compare import Comparison
     from pytest_citebench.results.conclude import Conclusion
     from pytest_citebench.results.gates import Gate, GateResult
@@ -157,6 +158,14 @@ class ReportData:
     title: str = "pytest-citebench report"
     # Worst answers shown per suite x task (--citebench-show).
     show: int = 2
+    # Items set apart as suspect golds (``records`` holds the others): their own section.
+    suspect: SuspectSummary | None = None
+    # Every record, those set apart too: what the run called and paid for (the usage table).
+    all_records: Sequence[Mapping[str, Any]] | None = None
+
+    @property
+    def usage_records(self) -> Sequence[Mapping[str, Any]]:
+        return self.records if self.all_records is None else self.all_records
 
     @classmethod
     def of(
@@ -164,7 +173,9 @@ class ReportData:
     ) -> ReportData:
         """What a run concluded (``results.conclude``), as the reports show it."""
         return cls(
-            records=conclusion.records,
+            records=conclusion.counted_records,
+            all_records=conclusion.records,
+            suspect=conclusion.suspect_summary(),
             aggregates=conclusion.aggregates,
             gate_results=list(conclusion.gate_results),
             unmatched_gates=list(conclusion.unmatched_gates),

@@ -129,7 +129,11 @@ def render_html(data: ReportData, *, worst: int | None = None) -> str:
         sections.append(("gates", "Gates", _gates(data)))
     if data.comparison is not None:
         sections.append(("baseline", "Regression against the baseline", _baseline(data)))
-    usage = u.usage_rows(records)
+    suspect = data.suspect
+    if suspect is not None and (suspect.total or suspect.included):
+        title = "set apart" if suspect.total else "counted"
+        sections.append(("suspect", f"Gold suspect, {title}", _suspect(suspect)))
+    usage = u.usage_rows(data.usage_records)
     if usage:
         sections.append(("usage", "Usage per model", _usage(usage)))
     if aggregates:
@@ -248,6 +252,21 @@ def _heat(maps: Sequence[d.Heatmap]) -> str:
             )
         out.append("</div>")
     return "".join(out)
+
+
+def _suspect(summary: Any) -> str:
+    from pytest_citebench.reports import suspect as sus
+
+    html = f"<p>{escape(sus.intro(summary))}</p>"
+    if summary.rows:
+        rows = sus.table(summary)
+        html += _table(rows[0], rows[1:])
+        items = (
+            f"<li><code>{escape(flag)}</code>: <code>{escape(where)}</code>: {escape(why)}</li>"
+            for flag, (where, why) in summary.examples.items()
+        )
+        html += "<ul>" + "".join(items) + "</ul>"
+    return html
 
 
 def _usage(rows: Sequence[Any]) -> str:

@@ -123,7 +123,20 @@ def render_markdown(data: ReportData) -> str:
         lines.append("")
     if not data.aggregates:
         lines += ["No citebench items ran.", ""]
-    usage = u.usage_rows(data.records)
+    suspect = data.suspect
+    if suspect is not None and (suspect.total or suspect.included):
+        from pytest_citebench.reports import suspect as sus
+
+        lines += [f"### Gold suspect, {'set apart' if suspect.total else 'counted'}", ""]
+        lines += [_cell(sus.intro(suspect)), ""]
+        if suspect.rows:
+            cells = sus.table(suspect)
+            lines += _table(cells[0], cells[1:], 99)
+            lines.append("")
+            for flag, (where, reason) in suspect.examples.items():
+                lines.append(f"- {markdown_code(flag)}: {markdown_code(where)}: {_cell(reason)}")
+            lines.append("")
+    usage = u.usage_rows(data.usage_records)
     if usage:
         lines += ["### Usage per model", ""]
         lines += _table(list(u.HEADER), [u.cells(r) for r in usage], 1)

@@ -46,7 +46,8 @@ def write_summary(tr: Any, conclusion: Conclusion, facts: RunFacts) -> None:
     """The summary of what the run concluded (``results.conclude``); it never changes it."""
     tr.write_sep("=", "citebench")
     tr.write_line(f"models: {', '.join(facts.models)} | record: {facts.record} | {facts.sampling}")
-    aggregates, records = list(conclusion.aggregates), list(conclusion.records)
+    # The numbers' records: those set apart as suspect golds have their own section below.
+    aggregates, records = list(conclusion.aggregates), conclusion.counted_records
     if conclusion.interrupted:
         # An interrupted run (Ctrl-C, --citebench-max-errors) never reached its end: what
         # finished is shown, and no partial aggregate is written to the results file.
@@ -86,7 +87,15 @@ def write_summary(tr: Any, conclusion: Conclusion, facts: RunFacts) -> None:
             tr.write_sep("-", f"citebench: {name}")
             for line in lines:
                 tr.write_line(line)
-    usage = usage_lines(records)
+    suspect = conclusion.suspect_summary()
+    if suspect.total or suspect.included:
+        from pytest_citebench.reports.suspect import text_lines
+
+        title = "set apart" if suspect.total else "counted"
+        tr.write_sep("-", f"citebench: gold suspect, {title}")
+        for line in text_lines(suspect):
+            tr.write_line(line)
+    usage = usage_lines(list(conclusion.records))
     if usage:
         tr.write_sep("-", "citebench: usage per model (cost from litellm's local price map)")
         for line in usage:

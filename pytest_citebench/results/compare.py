@@ -400,13 +400,24 @@ def _adjust(result: Comparison) -> None:
 
 
 def compare_files(
-    new: Path, base: Path, *, tolerance: float = 0.0, correction: str = DEFAULT_CORRECTION
+    new: Path,
+    base: Path,
+    *,
+    tolerance: float = 0.0,
+    correction: str = DEFAULT_CORRECTION,
+    include_suspect: bool = False,
 ) -> Comparison:
-    """``compare`` on two results files, their aggregates ignored (recomputed from the items)."""
+    """``compare`` on two results files, their aggregates ignored (recomputed from the items);
+    items with a suspect gold in either file are left out of both, as in a run."""
+    from pytest_citebench.results.conclude import is_suspect
     from pytest_citebench.results.files import read_results
 
     new_items, _ = read_results(new)
     base_items, _ = read_results(base)
+    if not include_suspect:
+        apart = {(r["suite"], r["item_id"]) for r in (*new_items, *base_items) if is_suspect(r)}
+        new_items = [r for r in new_items if (r["suite"], r["item_id"]) not in apart]
+        base_items = [r for r in base_items if (r["suite"], r["item_id"]) not in apart]
     return compare(
         new_items, base_items, tolerance=tolerance, baseline=str(base), correction=correction
     )

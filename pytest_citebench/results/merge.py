@@ -135,6 +135,7 @@ def run(
     reports: Mapping[str, Path] | None = None,
     allow_partial: bool = False,
     correction: str = "holm",
+    include_suspect: bool = False,
     echo: Any = print,
 ) -> int:
     """The merge command; returns the exit status (1 on errors, failed gates, regressions, or
@@ -168,7 +169,7 @@ def run(
         base_items, _ = read_results(baseline)
         base = Baseline(base_items, str(baseline), tolerance, correction)
     # The same end as a pytest run's (session.finish): one conclude, so they cannot disagree.
-    conclusion = conclude(merged.records, gate_list, base)
+    conclusion = conclude(merged.records, gate_list, base, include_suspect=include_suspect)
     aggregates, comparison = conclusion.aggregates, conclusion.comparison
     if out is not None:
         write_results(out, merged.records, list(aggregates))

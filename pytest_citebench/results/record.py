@@ -37,6 +37,10 @@ class ItemResult:
     scorer_version: str = LEGACY_SCORER_VERSION
     # Answers read from a file (``answers:FILE``): {"file", "sha256"}; None for a model's own.
     answers_file: dict[str, str] | None = None
+    # The item's gold is suspect (the suite flags it, docs/audit.md): {"flags": [...], "reason"}.
+    # Such a record is kept and reported, but left out of the headline numbers and gates unless
+    # the run includes suspect golds (``--citebench-include-suspect``).
+    gold_suspect: dict[str, Any] | None = None
 
     def to_record(self) -> dict[str, Any]:
         """``type: item`` tells it from the aggregate lines that share the results file.
@@ -47,6 +51,10 @@ class ItemResult:
         for name in _FIELD_NAMES:
             record[name] = _plain(getattr(self, name))
         return record
+
+    @property
+    def is_suspect(self) -> bool:
+        return bool(self.gold_suspect)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ItemResult:

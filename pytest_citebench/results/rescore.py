@@ -86,6 +86,7 @@ def rescore_record(
 ) -> dict[str, Any]:
     """One item record scored again; an error record comes back unchanged."""
     from pytest_citebench import registry
+    from pytest_citebench.suites import gold_suspect
 
     out = dict(record)
     if record.get("outcome") == "error":
@@ -123,6 +124,7 @@ def rescore_record(
         stages=[asdict(s) for s in attempt.stages],
         reason=score.reason or out.get("reason", ""),
         scorer_version=task.scorer_version,
+        gold_suspect=gold_suspect(item.fields),
     )
     return out
 

@@ -2,7 +2,7 @@
 
 Everything the core knows about this paper is the ``PAPER`` object below, registered under the
 entry-point group ``pytest_citebench.tasks`` in pyproject.toml: the six tasks, the adversarial
-swaps (options and variants), the Table 3 report section and two commands. Importing it stays
+swaps (options and variants), the Table 3 report section and three commands. Importing it stays
 light; the importer, the swaps' similarity search and training load only when used.
 """
 
@@ -24,6 +24,11 @@ PAPER = Paper(
             "import-reasons",
             "build suites/reasons/* from REASONS <Domain>.json",
             lazy("pytest_citebench.papers.reasons.importer:main"),
+        ),
+        Command(
+            "audit",
+            "flag REASONS items whose gold cannot be fairly scored (docs/audit.md)",
+            lazy("pytest_citebench.papers.reasons.audit_command:main"),
         ),
         Command(
             "train-reranker",

@@ -47,7 +47,13 @@ DOMAINS = {
 # A suite's version keys its cassettes; it is bumped here, by hand, whenever the import changes
 # that suite's items (so recordings of the old items are never replayed for the new ones).
 # graphics v2: gold hygiene removed arXiv-page debris from one item's authors (2205.15585v2-s7).
-SUITE_VERSIONS = {"graphics": 2}
+# Every suite +1 (graphics v3, the others v2): the gold audit's fields (gold_flags, gold_reason,
+# gold_verified; docs/audit.md), which take items out of the headline numbers or into +verified.
+SUITE_VERSIONS = {slug: 2 for slug in DOMAINS.values()} | {"graphics": 3}
+
+#: The readers' settled labels (fixtures/gold_audit/adjudicated.jsonl): an item read and found
+#: good, and not flagged by a detector, is written ``gold_verified: true``.
+DEFAULT_LABELS = Path("fixtures/gold_audit/adjudicated.jsonl")
 
 # Scraping debris found in the upstream gold fields: text of the arXiv abstract page, not data.
 # Each is removed, and every removal is reported (``import-reasons`` prints it).
@@ -97,6 +103,9 @@ class ImportStats:
     title_conflicts: int
     # One line per gold field cleaned of scraping debris: "<item id>: <field>: <what>".
     fixes: tuple[str, ...] = ()
+    # The gold audit: items flagged (set apart) and items verified by the readers.
+    flagged: int = 0
+    verified: int = 0
 
 
 def convert(
@@ -150,6 +159,41 @@ def convert(
     return items, [corpus[k] for k in sorted(corpus)], conflicts
 
 
+def read_verified(path: Path | None) -> set[tuple[str, str]]:
+    """(suite, item id) of every item the readers found good; empty without a labels file."""
+    if path is None:
+        return set()
+    from pytest_citebench import jsonl
+
+    return {
+        (str(row["suite"]), str(row["id"]))
+        for _, row in jsonl.iter_objects(path)
+        if row.get("label") == "good"
+    }
+
+
+def annotate(
+    name: str, items: list[dict[str, Any]], verified: set[tuple[str, str]]
+) -> tuple[int, int]:
+    """Write the audit's fields into the items (in place): ``gold_flags`` and ``gold_reason``
+    where a detector flags the item, ``gold_verified: true`` where the readers found it good and
+    no detector flags it. Returns (flagged, verified)."""
+    from pytest_citebench.papers.reasons.audit import audit
+
+    found = {f.id: f for f in audit(name, items)}
+    flagged = good = 0
+    for item in items:
+        finding = found.get(item["id"])
+        if finding is not None:
+            item["gold_flags"] = list(finding.flags)
+            item["gold_reason"] = finding.reason
+            flagged += 1
+        elif (name, item["id"]) in verified:
+            item["gold_verified"] = True
+            good += 1
+    return flagged, good
+
+
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     from pytest_citebench import jsonl
 
@@ -175,10 +219,14 @@ _COMMENTS = (
 )
 
 
-def import_reasons(source_dir: Path, out_dir: Path) -> list[ImportStats]:
+def import_reasons(
+    source_dir: Path, out_dir: Path, labels: Path | None = None
+) -> list[ImportStats]:
     """Write one suite folder per REASONS domain under ``out_dir``; every domain file must exist,
-    so a partial download never leaves a half-updated set of suites."""
+    so a partial download never leaves a half-updated set of suites. Items are audited
+    (:func:`annotate`); ``labels`` is the readers' settled labels file, if any."""
     stats: list[ImportStats] = []
+    verified = read_verified(labels)
     for stem, slug in DOMAINS.items():
         path = source_dir / f"{stem}.json"
         if not path.is_file():
@@ -187,14 +235,25 @@ def import_reasons(source_dir: Path, out_dir: Path) -> list[ImportStats]:
         domain = next(iter(data))
         fixes: list[str] = []
         items, corpus, conflicts = convert(data, slug, fixes)
+        name = f"reasons/{slug}"
+        flagged, good = annotate(name, items, verified)
         suite_dir = out_dir / slug
         suite_dir.mkdir(parents=True, exist_ok=True)
         _write_jsonl(suite_dir / "items.jsonl", items)
         _write_jsonl(suite_dir / "corpus.jsonl", corpus)
-        name = f"reasons/{slug}"
         manifest = _manifest(name, domain, len(items), SUITE_VERSIONS.get(slug, 1))
         write_manifest(suite_dir, manifest, comments=_COMMENTS)
-        stats.append(ImportStats(name, len(items), len(corpus), conflicts, tuple(fixes)))
+        stats.append(
+            ImportStats(
+                name,
+                len(items),
+                len(corpus),
+                conflicts,
+                tuple(fixes),
+                flagged=flagged,
+                verified=good,
+            )
+        )
     return stats
 
 
@@ -204,10 +263,23 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench import-reasons")
     parser.add_argument("source", help="folder holding the REASONS <Domain>.json files")
     parser.add_argument("--out", default="suites/reasons")
+    parser.add_argument(
+        "--labels",
+        default=str(DEFAULT_LABELS),
+        help=f"the readers' settled labels, for gold_verified ({DEFAULT_LABELS}); 'none': no "
+        "item is marked verified",
+    )
     args = parser.parse_args(list(argv))
-    for stat in import_reasons(Path(args.source), Path(args.out)):
+    labels = None if args.labels == "none" else Path(args.labels)
+    if labels is not None and not labels.is_file():
+        parser.error(
+            f"--labels {labels}: file not found (run from the repository root, or "
+            "pass --labels none)"
+        )
+    for stat in import_reasons(Path(args.source), Path(args.out), labels):
         print(
-            f"{stat.suite}: {stat.items} items, {stat.corpus} cited papers"
+            f"{stat.suite}: {stat.items} items, {stat.corpus} cited papers, "
+            f"{stat.flagged} gold suspect, {stat.verified} verified"
             + (f", {stat.title_conflicts} title conflicts" if stat.title_conflicts else "")
         )
         for fix in stat.fixes:
