@@ -113,6 +113,7 @@ def _baseline_compare(args: argparse.Namespace) -> int:
             Path(args.baseline),
             tolerance=args.tolerance,
             correction=args.correction,
+            include_suspect=args.include_suspect,
         )
     except JsonlError as exc:
         print(f"baseline compare: {exc}", file=sys.stderr)

@@ -26,7 +26,10 @@ SUITES = ROOT / "suites"
 AGREEMENT = 0.98
 TASKS = ("direct", "indirect", "mixed", "guard")
 # Answers recorded from real local models (fixtures/answers/README.md), each held to AGREEMENT.
-REAL_SOURCES = ("gemma-3-270m", "smollm2-135m-instruct")
+REAL_SOURCES = ("gemma-3-270m", "smollm2-135m-instruct", "frontier-chat-model")
+# Issue 35: the frontier model's answers, in every deployment style, agree with their readers
+# at least this often (per style too).
+FRONTIER_AGREEMENT = 0.99
 FIELDS = {
     "id",
     "source",
@@ -121,6 +124,17 @@ def test_corpus_agreement(monkeypatch: pytest.MonkeyPatch) -> None:
         total = sum(t for (s, _), (_a, t) in tally.items() if s == source)
         assert total, f"no answers of the real model {source} in the corpus"
         assert agreed / total >= AGREEMENT, f"{source}: agreement {agreed}/{total}\n{report}"
+    styles: dict[str, list[int]] = {}
+    for _where, record in records:
+        if record["source"] == "frontier-chat-model":
+            tally_style = styles.setdefault(f"{record['style']}/{record['form']}", [0, 0])
+            tally_style[1] += 1
+            tally_style[0] += not any(d.startswith(record["id"] + " ") for d in disagreements)
+    for style, (agreed, total) in sorted(styles.items()):
+        print(f"  frontier {style}: {agreed}/{total}")
+    frontier = [t for (s, _), t in tally.items() if s == "frontier-chat-model"]
+    agreed_f, total_f = sum(a for a, _ in frontier), sum(t for _, t in frontier)
+    assert total_f >= 400 and agreed_f / total_f >= FRONTIER_AGREEMENT, (agreed_f, total_f)
     assert agreement >= AGREEMENT, (
         f"agreement {agreement:.2%} < {AGREEMENT:.0%} on {len(records)} records:\n{report}"
     )

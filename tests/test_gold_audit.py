@@ -352,3 +352,23 @@ def test_the_importer_writes_flags_and_verified_marks() -> None:
     assert items[0]["gold_verified"] is True and "gold_flags" not in items[0]
     assert items[1]["gold_flags"] == ["bib_entry_other"] and "gold_verified" not in items[1]
     assert not any(k.startswith("gold_") for k in items[2])
+
+
+def test_baseline_compare_sets_suspect_items_apart_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m pytest_citebench baseline compare``: a suspect item is left out of both files
+    (a baseline made before the audit has no flags), and ``--include-suspect`` pairs it."""
+    from pytest_citebench.__main__ import main
+
+    new = [_rec(str(i), "correct") for i in range(30)] + [_rec("x", "hallucinated", True)]
+    base = [_rec(str(i), "correct") for i in range(30)] + [_rec("x", "correct")]
+    for name, rows in (("new.jsonl", new), ("base.jsonl", base)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    args = ["baseline", "compare", str(tmp_path / "new.jsonl"), str(tmp_path / "base.jsonl")]
+    main(args)
+    apart = capsys.readouterr().out
+    main([*args, "--include-suspect"])
+    counted = capsys.readouterr().out
+    assert " 30 " in apart and " 31 " not in apart
+    assert " 31 " in counted

@@ -55,6 +55,14 @@ DIRECT_CASES = {
 
 INDIRECT_CASES: dict[str, tuple[str, dict[str, str], str, str]] = {
     "names_the_gold": ("Trust Region Policy Optimization", {}, "correct", "the gold title"),
+    "settles_in_prose": (
+        'The sentence reports results on "TRPO". Such updates come from policy-gradient work at '
+        'OpenAI, so the citation there is therefore most likely "Proximal Policy Optimization '
+        'Algorithms". I am fairly confident.',
+        {},
+        "hallucinated",
+        "names a title that is not the gold (in prose)",
+    ),
     "passes_after_the_citing_title": (
         'The sentence cites a paper titled "Policy Search for Robot Control" and the title of '
         'the possible research paper is "Pass".',
@@ -103,6 +111,19 @@ INDIRECT_CASES: dict[str, tuple[str, dict[str, str], str, str]] = {
         {},
         "hallucinated",
         "names a title that is not the gold (a corpus paper)",
+    ),
+    "names_the_gold_in_part": (
+        "BERT",
+        {"cited_title": "BERT: Pre-training of Deep Bidirectional Transformers for Language"},
+        "partial",
+        "names the paper by its system's name only",
+    ),
+    "contains_the_gold": (
+        "We think they mean the method called TRPO (Trust Region Policy Optimization), which "
+        "was introduced at ICML.",
+        {},
+        "correct",
+        "the gold title, written in the reply",
     ),
     "a_sentence": ("I'm not able to determine this.", {}, "unanswered", "a sentence, not a title"),
     "quotes_the_sentence_back": (

@@ -206,4 +206,16 @@ def same_title(answer: str, gold: str) -> bool:
     differing = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
     if len(differing) > 2 or len(differing) == len(a):
         return False
-    return all(spelling_key(x) == spelling_key(y) for x, y in differing)
+    return all(
+        spelling_key(x) == spelling_key(y) or _undoubled(x) == _undoubled(y) for x, y in differing
+    )
+
+
+_DOUBLED = re.compile(r"(\w)\1+")
+
+
+def _undoubled(word: str) -> str:
+    """A word of six letters or more with doubled letters written once: a typo of one doubled
+    letter ("DolphinAtack" for "DolphinAttack", the gold's own spelling) names the same paper.
+    Shorter words keep theirs ("too" is not "to")."""
+    return _DOUBLED.sub(r"\1", word) if len(word) >= 6 and word.isalpha() else word

@@ -78,11 +78,36 @@ def _bibtex_authors(text: str) -> str | None:
     return match.group(1) if match else None
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CLAUSE_COLON = re.compile(r"[:：]\s*(?=(?:(?i:dr|prof)\.?\s+)?[A-Z])")
+
+
+def _after_clause_colon(line: str) -> str | None:
+    """The names after a lead-in clause ending in a colon, in any language: "Non ne sono del
+    tutto sicuro, ma credo che gli autori siano: A, B", "我不是完全确定,但作者应该是: A, B". A
+    clause is two lower-case words or more, or any CJK text; names before a colon are kept
+    ("Yann LeCun: ..." has no clause)."""
+    matches = list(_CLAUSE_COLON.finditer(line))
+    if not matches:
+        return None
+    match = matches[-1]
+    head = line[: match.start()]
+    if any(q in head for q in '"“”«„「『'):
+        return None  # a colon inside or after a quoted title: "... titled "Mind: A New ...""
+    lower_words = [w for w in head.split() if w[:1].islower() and w.lower() not in _NAME_GLUE]
+    if len(lower_words) >= 2 or _CJK.search(head):
+        return line[match.end() :]
+    return None
+
+
 def _cut_lead(line: str, lower: bool) -> str:
     """Drop a lead-in sentence before the names ("I believe the authors are", "It was written
     by", "Les auteurs de l'article sont"); only when the line starts as prose does, so a name
     is never cut. A line that starts as prose and has no lead-in names nobody ("I'm glad you
     asked", "The paper explores ...")."""
+    after = None if lower else _after_clause_colon(line)
+    if after is not None:
+        return after
     words = line.split()
     prose = [w for w in words if w[:1].islower() and w.strip(",.;:").lower() not in _NAME_GLUE]
     if not words or not prose or re.fullmatch(r"[A-Z]\.", words[0]):
@@ -170,9 +195,14 @@ def _name_block(text: str) -> list[str]:
         lines.pop(0)
         while lines and not lines[0].strip():
             lines.pop(0)
-    block = []
-    for line in lines:
+    block: list[str] = []
+    for index, line in enumerate(lines):
         if not line.strip():
+            # A blank line inside a numbered or bulleted list does not end it ("1. A\n2. B\n\n3.
+            # C"): the next content line continues the list when it carries the next marker.
+            following = next((x for x in lines[index + 1 :] if x.strip()), "")
+            if block and _LIST_BULLET.match(block[-1]) and _LIST_BULLET.match(following):
+                continue
             break
         if line.strip().startswith("```"):
             continue
@@ -216,16 +246,65 @@ def _after_title(text: str, title: str | None) -> str:
     return after if has_letters(after) else ""
 
 
+# In a paragraph of prose, where its author list starts: "The authors are: A, B", "Its
+# authors are A, B", "My best recollection of the authors is A, B", "written by A and B", "My
+# best answer is: A, B". The names must follow (a capital), so "written by members of ..." is
+# no lead.
+_INLINE_LEAD = re.compile(
+    r"\b(?i:(?:the\s+)?authors?\s+(?:are|were|is|was|include)|(?:written|authored|co-?authored)"
+    r"\s+by|(?:my\s+)?(?:best\s+)?answer\s+(?:is|would\s+be))\s*:?\s*"
+    r"(?=(?:(?i:dr|prof)\.?\s+)?[A-Z][\w'’.\-]*\s*[A-Z\w])"
+)
+_SENTENCE_END = re.compile(r"(?<=[a-zà-ÿ]{2})\.(?=\s+[A-Z]|\s*$)")
+
+
+def _names_in_prose(text: str) -> str | None:
+    """The sentence of a prose reply that gives its author list, from its lead to its full
+    stop ("This paper ... introduced MUNIT. The authors are A, B, C. I am confident ..." -> "A,
+    B, C"); None when the reply does not open as prose or has no such lead (a list, a reference,
+    a bare line of names are read as before)."""
+    from pytest_citebench.parsing.prose import looks_like_prose
+
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if not looks_like_prose(first):
+        return None
+    lead = _INLINE_LEAD.search(text)
+    if lead is None:
+        return None
+    rest = text[lead.end() :]
+    end = _SENTENCE_END.search(rest)
+    return rest[: end.start()] if end else rest
+
+
+# The layout a model copies from a retrieved context (models/rag.py): "[1] Title: X\nAuthors:
+# A, B\nAbstract: ...", one entry or several.
+_ENTRY_TITLE = re.compile(r"^\s*(?:\[\d+\]\s*)?(?:\*\*)?title(?:\*\*)?\s*:", re.IGNORECASE | re.M)
+_ENTRY_AUTHORS = re.compile(
+    r"^\s*(?:\[\d+\]\s*)?(?:\*\*)?authors?(?:\*\*)?\s*:\s*(.+)$", re.IGNORECASE | re.M
+)
+
+
+def _entry_authors(text: str) -> str | None:
+    """The names of every "Authors:" line of a reply laid out as retrieved entries ("[1]
+    Title: ...\nAuthors: ..."), joined; every entry counts, so a second paper's authors given
+    beside the first are judged too. None for any other layout."""
+    if not _ENTRY_TITLE.search(text):
+        return None
+    lines = [m.group(1).strip() for m in _ENTRY_AUTHORS.finditer(text)]
+    return ", ".join(lines) if lines else None
+
+
 def clean_authors(raw: str, title: str | None = None) -> str:
     """The author list a model gave, as "A, B, C": the lead-in, the title (``title``, the cited
     one, or a quoted one), list markers, "Dr."-style prose and trailing sentences removed;
     template placeholders kept as ``<>``, so a reply of placeholders alone can say so."""
     text = final_text(raw)
-    bib = _bibtex_authors(text)
+    bib = _bibtex_authors(text) or _entry_authors(text)
     if bib:
         return re.sub(r"\s+", " ", bib).strip()
     lower = text == text.lower()  # the whole reply: "<author> is a ..." after a title is not
-    text = _after_title(text, title)
+    inline = _names_in_prose(text)
+    text = inline if inline is not None else _after_title(text, title)
     names = [n for n in (_name_line(x, lower) for x in _name_block(text)) if has_letters(n)]
     names += ["<>"] if not names and _PLACEHOLDER.search(text) else []
     return ", ".join(names)

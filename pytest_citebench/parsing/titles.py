@@ -290,7 +290,9 @@ def title_quotes(line: str) -> list[tuple[int, int, str]]:
         before = line[: span[0]]
         if _NOT_A_TITLE_QUOTE.search(before):
             continue
-        cjk = line[span[0]] in _CJK_OPEN  # 《》「」 are title marks wherever they stand
+        # 《》「」, and the marks other languages quote a title with (« », „ “), are title marks
+        # wherever they stand: "Das zitierte Paper ist «X».", "C'est « X »."
+        cjk = line[span[0]] in _CJK_OPEN or line[span[0]] in "«„‹"
         if before.strip(" *_") and not cjk and not _QUOTE_CUE.search(before):
             continue
         out.append(span)

@@ -34,6 +34,8 @@ from pytest_citebench.parsing import (
     title_candidates,
     title_quotes,
 )
+from pytest_citebench.parsing.title_match import find_title
+from pytest_citebench.parsing.titles import _NOT_A_TITLE_QUOTE
 
 # --------------------------------------------------------------------------- the suite's corpus
 
@@ -233,16 +235,100 @@ class TitleReply:
         return any(normalize(q) == normalize(self.title) for q in self.quoted)
 
 
+# A candidate offered only as a second choice ("A possible alternative is ... "X"", "rather
+# than X", "less likely X"): the answer did not settle on it.
+_ALTERNATIVE_CUE = re.compile(
+    r"\b(?:alternatives?|alternatively|could\s+also\s+be|or\s+possibly|rather\s+than|"
+    r"not\s+to\s+be\s+confused\s+with|unlike|instead\s+of|as\s+opposed\s+to|less\s+likely|"
+    r"other\s+candidates?)\b[^.!?]{0,100}$",
+    re.IGNORECASE,
+)
+
+
+def _offered_as_alternative(r: TitleReply, title: str) -> bool:
+    words = tuple(w for w in re.split(r"[\W_]+", title) if w)
+    found = find_title(words, r.flat) if words else None
+    return found is not None and _ALTERNATIVE_CUE.search(r.flat[: found.start()]) is not None
+
+
+# What a prose reply says just before the title it settles on: "the cited paper is therefore
+# most likely "X"", "the survey "X"", "ICLR 2020 paper "X"", "my best guess is "X"".
+_SETTLES_CUE = re.compile(
+    r"\b(?:paper|article|work|study|survey|review|titled|entitled|cites|cited|"
+    r"publication|preprint|therefore|likely|probably|certainly|presumably|guess|answer)\b"
+    r"(?![^.!?\"“”]*\b(?:film|movie|project|book|novel|song|game|company|product)\b)"
+    r"[^.!?\"“”]{0,40}$",
+    re.IGNORECASE,
+)
+
+
+def _names_list(span: str) -> bool:
+    """ "Alexa K. Krekhov, Sebastian Cmentowski, Jens Krüger": people, not a title."""
+    if "," not in span:
+        return False  # "Integrated Task and Motion Planning" is a title
+    pieces = [p.strip() for p in re.split(r",|\band\b", span) if p.strip()]
+    return len(pieces) >= 2 and all(
+        p[:1].isupper() and 2 <= len(p.split()) <= 4 and reads_as_title_case(p + " Xxxx")
+        for p in pieces
+    )
+
+
+def _stated_in_prose(r: TitleReply) -> str | None:
+    """The title a reply written as prose settles on: its first quoted span announced as one
+    (``_SETTLES_CUE``) that reads as a title (four words or more, or Title Case) and is not the
+    citing title, the sentence's own words quoted back, a sentence of its own, nor a second
+    choice. None when the reply's first reading is no sentence (a title, a reference, a list:
+    the other rules read those)."""
+    first = r.candidates[0] if r.candidates else r.flat
+    if not (looks_like_prose(first) or reads_as_sentence(first)):
+        return None
+    sentence_words = set(_content_words(r.sentence))
+    for start, _end, span in quoted_spans(r.flat):
+        words = span.split()
+        before = r.flat[:start]
+        if len(words) < 2 or not (len(words) >= 4 or reads_as_title_case(span)):
+            continue
+        if not _SETTLES_CUE.search(before) or _ALTERNATIVE_CUE.search(before):
+            continue
+        if _NOT_A_TITLE_QUOTE.search(before) or _names_list(span):
+            continue  # 'credited ... as "A, B, C"', 'a phrase "X"': no title
+        if r.is_echo(span) or _quoted_sentence(span):
+            continue
+        content = _content_words(span)
+        from_sentence = sum(w in sentence_words for w in content)
+        if content and 5 * from_sentence >= 4 * len(content) and not same_title(span, r.gold):
+            continue  # the sentence's own words quoted back, not a paper it names
+        return span.strip().rstrip(",.;:")
+    return None
+
+
 # --------------------------------------------------------------------------- the rules, in order
 
 
 def names_the_gold(r: TitleReply) -> Judgement | None:
-    """Any title-like span that is the gold, unless the gold is the citing title itself."""
+    """Any title-like span that is the gold, unless the gold is the citing title itself or
+    the reply offers it only as a second choice."""
     if not same_title(r.gold, r.citing):
         for candidate in r.candidates:
-            if same_title(candidate, r.gold):
+            if same_title(candidate, r.gold) and not _offered_as_alternative(r, candidate):
                 return Judgement("correct", "the gold title", candidate)
     return None
+
+
+def settles_in_prose(r: TitleReply) -> Judgement | None:
+    """A reply written as reasoning prose that settles on a quoted title ("The sentence reports
+    accuracy on "CoMA" ... so the cited paper is most likely "Generating 3D Faces using
+    Convolutional Mesh Autoencoders"."): that title is its answer, right or wrong."""
+    stated = _stated_in_prose(r)
+    if stated is None:
+        return None
+    if same_title(stated, r.gold) and not same_title(r.gold, r.citing):
+        return Judgement("correct", "the gold title, named in prose", stated)
+    if same_title(stated, r.gold):
+        return None  # a self-citation: the echo rules decide
+    return Judgement(
+        "hallucinated", f"names a title that is not the gold (in prose): {short(stated)}", stated
+    )
 
 
 def passes_after_the_citing_title(r: TitleReply) -> Judgement | None:
@@ -293,7 +379,7 @@ def echoes_the_prompt(r: TitleReply) -> Judgement | None:
 
 def names_the_gold_among_them(r: TitleReply) -> Judgement | None:
     for candidate in r.named:
-        if same_title(candidate, r.gold):
+        if same_title(candidate, r.gold) and not _offered_as_alternative(r, candidate):
             return Judgement("correct", "the gold title", candidate)
     return None
 
@@ -314,6 +400,44 @@ def echoes_the_sentence(r: TitleReply) -> Judgement | None:
     if echoes(r.title, [r.sentence], r.instructions):
         return Judgement("unanswered", f"echoes the prompt: {short(r.title)}", "")
     return None
+
+
+def contains_the_gold(r: TitleReply) -> Judgement | None:
+    """The gold title written word for word somewhere in the reply ("...we propose ICON
+    (Implicit Clothed humans Obtained from Normals)...", a title in a long paragraph), not
+    offered as a second choice, and not copied from the prompt (no text of the prompt holds
+    it: the sentence, the citing title, an abstract an escalation gave). Three words or more,
+    so a phrase is not taken for a title."""
+    words = tuple(w for w in re.split(r"[\W_]+", r.gold) if w)
+    if len(words) < 3 or same_title(r.gold, r.citing):
+        return None
+    found = find_title(words, r.flat)
+    if found is None or _ALTERNATIVE_CUE.search(r.flat[: found.start()]):
+        return None
+    if not (looks_like_prose(r.title) or reads_as_sentence(r.title)):
+        return None  # a title of its own that holds the gold ("<gold>: A Survey of ...")
+    if any(find_title(words, " ".join(src.split())) for src in (*r.sources, r.citing)):
+        return None  # the prompt holds it (the sentence, or an abstract an escalation gave)
+    return Judgement("correct", "the gold title, written in the reply", found.group(0))
+
+
+def names_the_gold_in_part(r: TitleReply) -> Judgement | None:
+    """The gold's main title without its subtitle (gold "X: Y", reply "X"): the same paper,
+    *correct*; only its system's one-word name ("BERT" for "BERT: Pre-training of ..."), or the
+    gold title cut short (its first half or more, four words or more), *partial*: it names the
+    work but not the whole title. Never *hallucinated* (docs/outcomes.md: title variants). A
+    main title that is another paper's full title in the suite's corpus was judged before."""
+    main = re.split(r"\s*:\s+|\s+[-–—]\s+", r.gold, maxsplit=1)[0]
+    answer, gold = normalize(r.title).split(), normalize(r.gold).split()
+    cut_short = 4 <= len(answer) < len(gold) and 2 * len(answer) >= len(gold)
+    if cut_short and gold[: len(answer)] == answer:
+        return Judgement("partial", f"the gold title, cut short: {short(r.title)}", r.title)
+    if main == r.gold or not same_title(r.title, main):
+        return None
+    if len(main.split()) == 1:
+        why = f"names the paper by its system's name only: {short(main)}"
+        return Judgement("partial", why, main)
+    return Judgement("correct", "the gold's main title, without its subtitle", r.title)
 
 
 def names_a_corpus_paper(r: TitleReply) -> Judgement | None:
@@ -359,6 +483,7 @@ def names_another_title(r: TitleReply) -> Judgement:
 #: In order; the first that judges the reply wins, and the last judges every reply.
 RULES: tuple[Rule[TitleReply], ...] = (
     names_the_gold,
+    settles_in_prose,
     passes_after_the_citing_title,
     self_citation_named_alone,
     echoes_the_citing_title,
@@ -370,6 +495,8 @@ RULES: tuple[Rule[TitleReply], ...] = (
     a_placeholder,
     echoes_the_sentence,
     names_a_corpus_paper,
+    names_the_gold_in_part,
+    contains_the_gold,
     a_sentence,
     quotes_the_sentence_back,
     not_shaped_like_a_title,

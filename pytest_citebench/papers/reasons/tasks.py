@@ -8,10 +8,12 @@ comparable. Each task's rules are in its own module (``judge_direct``, ``judge_i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pytest_citebench.api import (
+    Aggregate,
     Attempt,
     Generate,
     Hint,
@@ -19,14 +21,17 @@ from pytest_citebench.api import (
     Message,
     MetricSpec,
     NamedTemplate,
+    Records,
     Sample,
     Stage,
+    Stat,
     Task,
 )
 from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
 from pytest_citebench.metrics.text import same_title
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
+from pytest_citebench.papers.reasons.echoes import echoes
 from pytest_citebench.papers.reasons.judge_direct import judge_direct
 from pytest_citebench.papers.reasons.judge_indirect import judge_indirect
 from pytest_citebench.papers.reasons.judgement import Judgement
@@ -38,12 +43,13 @@ from pytest_citebench.papers.reasons.prompts import (
     INDIRECT_SYSTEM,
 )
 from pytest_citebench.parsing import clean_authors, clean_title, has_letters, is_abstention
+from pytest_citebench.parsing.reply import answer_after_reasoning
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
 
 #: The version of the REASONS scoring rules: bump it with any rule change that would give the same
 #: raw answer another outcome or metric (other papers' baselines stay comparable).
-SCORER_VERSION = "4"
+SCORER_VERSION = "5"
 
 REASONS_METRICS: Mapping[str, MetricSpec] = {
     "hr_paper": MetricSpec(
@@ -76,6 +82,53 @@ REASONS_METRICS: Mapping[str, MetricSpec] = {
         ranks_worst=True,
     ),
 }
+
+#: Replies the rules could not read: their share per model x suite x task, so a team sees when its
+#: model's style or language is outside what the benchmark reads (docs/outcomes.md).
+NOT_READ = "not read"
+REASONS_SET_METRICS: Mapping[str, MetricSpec] = {
+    "unread": MetricSpec(
+        "share of replies the rules could not read (their style or language), scored unanswered",
+        higher_is_better=False,
+        label="unread %",
+        charted=False,
+    ),
+}
+# The unanswered reasons that mean "named nothing the rules could read", as opposed to an echo,
+# a placeholder or an empty reply, which are the model's own failures.
+_UNREAD_REASONS = (
+    "written in another script",
+    "a sentence, not a title",
+    "nothing name-like left",
+    "no title-like span",
+    "no name-like span",
+)
+
+
+_LATIN_NAME_RUN = re.compile(r"[A-Z][\w'’\-]+(?:[\s,:]+[A-Za-z][\w'’\-]+){1,}")
+
+
+def _latin_share(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    latin = sum(c.isascii() or "\u00c0" <= c <= "\u024f" for c in letters)
+    return latin / len(letters) if letters else 1.0
+
+
+def _other_script(raw: str) -> bool:
+    """A reply written mostly in another script (Cyrillic, CJK, ...) with no run of Latin
+    words in it (a title or names kept in Latin, as the prompt's language would write them):
+    the rules read Latin titles and names only, so it is *unanswered*, never a guess at a
+    title (scorer 5; "「Trust Region Policy Optimization」です" is read, it holds one)."""
+    return _latin_share(raw) < 0.5 and _LATIN_NAME_RUN.search(raw) is None
+
+
+def _not_read(raw: str, reason: str) -> bool:
+    """An unanswered reply of substance (twelve words or more, or mostly in a non-Latin script)
+    whose reason is that nothing readable was found in it: the style defeated the rules."""
+    if not reason.startswith(_UNREAD_REASONS):
+        return False
+    return len(raw.split()) >= 12 or _latin_share(raw) < 0.7
+
 
 REASONS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
     "citing_title": str,
@@ -143,6 +196,7 @@ class _Reasons(Task):
     paper = PAPER
     fields: Mapping[str, type | tuple[type, ...]] = REASONS_FIELDS
     metrics = REASONS_METRICS
+    set_metric_specs = REASONS_SET_METRICS
     scorer_version = SCORER_VERSION
     example: Mapping[str, Any] | None = EXAMPLE
     # The offline baselines answer every REASONS task by searching the suite's corpus.
@@ -207,10 +261,17 @@ class _Reasons(Task):
         return verdict
 
     def _judge(self, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
-        if stage.abstained or is_abstention(stage.raw):
-            return Judgement("abstained", "the model wrote 'pass'", "pass")
         sources, instructions = self._prompt_texts(item, stage.name)
-        return self.judge_answer(item, stage.raw, sources, instructions, corpus)
+        # A reply that reasons in paragraphs before its answer is judged by that answer (a
+        # paragraph that repeats the prompt is no reasoning: a base model's echo stays one).
+        raw = answer_after_reasoning(stage.raw, is_echo=lambda p: echoes(p, sources, instructions))
+        if stage.abstained or is_abstention(raw):
+            return Judgement("abstained", "the model wrote 'pass'", "pass")
+        if _other_script(raw):
+            return Judgement(
+                "unanswered", "written in another script, no title or names in Latin", ""
+            )
+        return self.judge_answer(item, raw, sources, instructions, corpus)
 
     def hint(self, item: Sample, corpus: str | None, **extra: str) -> Hint:
         return Hint(self.kind, item[self.query_field], item.suite, corpus, extra, self.answers)
@@ -231,7 +292,38 @@ class _Reasons(Task):
         metrics: dict[str, float] = {}
         if verdict.outcome in ("correct", "partial", "hallucinated"):
             metrics = text_metrics(expected, verdict.answer, exact=verdict.outcome == "correct")
-        return ItemScore(verdict.outcome, expected, metrics, verdict.reason)
+        reason = verdict.reason
+        if verdict.outcome == "unanswered" and _not_read(attempt.final.raw, reason):
+            reason = f"{NOT_READ}: {reason} (the rules found no title or names in this style)"
+        return ItemScore(verdict.outcome, expected, metrics, reason)
+
+    def set_metrics(self, records: Records) -> dict[str, Stat]:
+        """``unread``: the share of scored replies whose reason says the rules could not read
+        them (Wilson 95% CI)."""
+        from pytest_citebench.metrics.stats import wilson_ci
+
+        n = len(records)
+        k = sum(str(r.get("reason", "")).startswith(NOT_READ) for r in records)
+        lo, hi = wilson_ci(k, n)
+        return {"unread": Stat(k / n if n else float("nan"), lo, hi, n)}
+
+    def summary_lines(self, aggregates: Sequence[Aggregate], records: Records) -> list[str]:
+        """One line per model whose replies the rules could not read, pooled over suites."""
+        lines = []
+        by_model: dict[str, list[int]] = {}
+        for r in records:
+            if r.get("task") == self.name and r.get("outcome") != "error":
+                tally = by_model.setdefault(str(r["model"]), [0, 0])
+                tally[0] += str(r.get("reason", "")).startswith(NOT_READ)
+                tally[1] += 1
+        for model, (k, n) in sorted(by_model.items()):
+            if k:
+                lines.append(
+                    f"{model}: {k} of {n} replies ({100 * k / n:.1f}%) not read: the rules found "
+                    "no title or names in their style or language (scored unanswered; "
+                    "docs/outcomes.md)"
+                )
+        return lines
 
 
 class Indirect(_Reasons):
