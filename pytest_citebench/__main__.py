@@ -126,6 +126,10 @@ def _baseline_compare(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     for delta in comparison.failures:
         print(delta.describe())
+    nothing = comparison.nothing_compared(args.results)
+    if nothing is not None:  # no delta could fail: exit 0 would read as "no regression"
+        print(f"baseline compare: {nothing}", file=sys.stderr)
+        return 2
     return 1 if comparison.failures else 0
 
 
