@@ -71,8 +71,8 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         )
         # A remote answer is scored as replay will see it: scrubbed like its cassette (decoded too:
         # a key echoed base64- or percent-encoded), so a model (or a proxy) that echoes a key puts
-        # it in neither the results nor the report.
-        return scrub_decoded(text) if job.model.traits.records_cassettes else text
+        # it in neither the results nor the report; an answers file's text is scrubbed the same.
+        return scrub_decoded(text) if job.model.traits.scrubs_answers else text
 
     def result(outcome: Outcome, **kw: Any) -> ItemResult:
         return ItemResult(

@@ -42,6 +42,10 @@ class Traits:
     runs_in_process: bool
     # It reads the sampling settings (temperature, top_p, max_tokens).
     samples: bool
+    # Its answers are text from outside this process (a provider, a file someone wrote): keys
+    # in them are scrubbed before they are scored, stored or printed. False only for the
+    # built-in baselines, whose answers are the suite's own corpus.
+    scrubs_answers: bool = False
 
 
 # A ``citebench/*`` baseline or an answers file: no key, no cost, no cassette, no sampling.
@@ -83,6 +87,7 @@ class Model:
             records_cassettes=True,
             runs_in_process=False,
             samples=True,
+            scrubs_answers=True,
         )
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:

@@ -14,6 +14,7 @@ at the start of the run naming ``file:line``. Every record of the run keeps the 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ from pytest_citebench.errors import ProviderError
 from pytest_citebench.models import IN_PROCESS, Model, Traits
 
 PREFIX = "answers:"
+# In-process like a baseline, but its text comes from outside: a key pasted into an answer is
+# scrubbed exactly as one a live model echoes.
+ANSWERS_TRAITS = dataclasses.replace(IN_PROCESS, scrubs_answers=True)
 
 
 class AnswersFileError(ValueError):
@@ -97,7 +101,7 @@ class AnswersModel(Model):
 
     @property
     def traits(self) -> Traits:
-        return IN_PROCESS
+        return ANSWERS_TRAITS
 
     def provenance(self) -> dict[str, str] | None:
         return {"file": str(self.book.path), "sha256": self.book.sha256}
