@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import CassetteMiss, ProviderError, ResponseError
@@ -108,6 +109,11 @@ class Model:
         """Where answers came from when not from the model itself (an answers file's path and
         sha256), kept in every item record; None for a model."""
         return None
+
+    def input_files(self) -> tuple[tuple[str, Path], ...]:
+        """The files this model reads its answers from, each with the option that named it, so
+        that no output of the run may overwrite one (an answers file); none for a model."""
+        return ()
 
     async def _complete_remote(self, messages: Sequence[Message]) -> str:
         from pytest_citebench import recording

@@ -41,6 +41,8 @@ class AnswerBook:
     path: Path
     sha256: str
     answers: Mapping[tuple[str | None, str], str]
+    # The file as read (``path`` is as the user wrote it): no output of the run may be it.
+    source: Path | None = None
 
     def answer(self, task: str, item_id: str) -> str | None:
         """The task's own line for the item, else the item's task-less line, else None."""
@@ -90,7 +92,7 @@ def load_answers(path: str | Path, *, shown: str | None = None) -> AnswerBook:
         raise AnswersFileError(f"{where}: {exc.problem}") from None
     if not answers:
         raise AnswersFileError(f"{path}: no answers in the file")
-    return AnswerBook(path, hashlib.sha256(data).hexdigest(), answers)
+    return AnswerBook(path, hashlib.sha256(data).hexdigest(), answers, source)
 
 
 @dataclass
@@ -105,6 +107,9 @@ class AnswersModel(Model):
 
     def provenance(self) -> dict[str, str] | None:
         return {"file": str(self.book.path), "sha256": self.book.sha256}
+
+    def input_files(self) -> tuple[tuple[str, Path], ...]:
+        return ((f"--citebench-model {self.name}", self.book.source or self.book.path),)
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
         raise ProviderError(
