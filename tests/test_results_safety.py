@@ -199,7 +199,11 @@ def test_merge_refuses_an_output_that_is_an_input(pytester: pytest.Pytester, tin
     kept = items.read_bytes()
     assert cli(["merge", a, "-o", str(items)]) == 4  # a suite's file, as for a run
     assert cli(["merge", a, "--markdown", str(tiny / "suite.toml")]) == 4
-    assert items.read_bytes() == kept
+    # The other commands that write a results file refuse a suite's file too.
+    corpus = (tiny / "corpus.jsonl").read_bytes()
+    assert cli(["baseline", "promote", a, "--to", str(items)]) == 1
+    assert cli(["rescore", a, "-o", str(tiny / "corpus.jsonl"), "--suites", "suites"]) == 2
+    assert items.read_bytes() == kept and (tiny / "corpus.jsonl").read_bytes() == corpus
 
 
 # -- 13. malformed records: one usage error naming file and line, at start ----------------------

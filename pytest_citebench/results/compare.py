@@ -509,8 +509,10 @@ def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
     out of every later comparison, which is exactly the kind of gap a baseline must not hide.
     """
     from pytest_citebench.results.aggregate import aggregate
-    from pytest_citebench.results.files import dedupe, read_results, write_results
+    from pytest_citebench.results.files import check_files, dedupe, read_results, write_results
+    from pytest_citebench.suites import suite_files_around
 
+    check_files([], [("--to", target)], reads=suite_files_around(target))  # not a suite's file
     items, _ = read_results(source)
     records, _, conflicts = dedupe(items)
     if not records:
