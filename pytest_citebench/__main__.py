@@ -127,6 +127,10 @@ def _baseline_compare(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     for delta in comparison.failures:
         print(delta.describe())
+    nothing = comparison.nothing_compared(args.results)
+    if nothing is not None:  # no delta could fail: exit 0 would read as "no regression"
+        print(f"baseline compare: {nothing}", file=sys.stderr)
+        return 2
     return 1 if comparison.failures else 0
 
 
@@ -260,7 +264,11 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--name", required=True, help="the Python package (and paper) name")
     p.add_argument("--task", required=True, help="the first task's name")
     p.add_argument("--title", help="the paper's citation line")
-    p.add_argument("--force", action="store_true", help="overwrite an existing pyproject.toml")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite files that exist (default: refuse, listing them)",
+    )
     p.set_defaults(func=_new_paper)
     p = sub.add_parser(
         "new-suite", help="scaffold a suite folder (it validates once its TODOs are replaced)"
@@ -272,7 +280,12 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--paper", help="the paper or dataset the items come from")
     p.add_argument("--url", help="where the data is")
     p.add_argument("--licence", help="the data's licence")
-    p.add_argument("--force", action="store_true", help="overwrite an existing suite.toml")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite suite.toml, items.jsonl, corpus.jsonl and README.md where they exist "
+        "(default: refuse, listing them)",
+    )
     p.set_defaults(func=_new_suite)
 
 

@@ -4,18 +4,21 @@ Two GGUFs that ship inside PyPI packages, behind llama-cpp-python's OpenAI-compa
 loopback, each on the port its built-in profile expects: Gemma 3 270M, a base model that mostly
 echoes (``local/gemma-3-270m``), and SmolLM2-135M-Instruct, a chat model that invents authors and
 titles (``local/smollm2-135m-instruct``). Two real models because each reaches rules the other
-never does. ``serve MODEL`` starts one; ``record MODEL`` starts it, deletes the profile's
-cassettes and records the committed set from scratch, then writes the baseline results file.
-Neither runs in CI: llama-cpp-python compiles llama.cpp (10-20 minutes on 2 cores), so it lives
-in its own environment, named with ``--python``.
+never does. ``serve MODEL`` starts one; ``record MODEL`` starts it and records the committed set
+from scratch into a staging folder, then swaps it in for the profile's cassettes, with the
+baseline results file, only when every run ended with no error. Neither runs in CI:
+llama-cpp-python compiles llama.cpp (10-20 minutes on 2 cores), so it lives in its own
+environment, named with ``--python``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -169,30 +172,110 @@ def _serve(args: argparse.Namespace, m: LocalModel) -> int:
 
 
 def _record(args: argparse.Namespace, m: LocalModel) -> int:
+    """Record the committed set from scratch, replacing the old one only on success.
+
+    Why staged: this used to delete the committed cassettes first, so a missing GGUF or a taken
+    port left none (1,286 files gone, exit 1), and a server answering 400 to every call left
+    error notes in their place and a baseline of errors, reported as "recorded", exit 0. Now
+    every run records into a staging folder beside them; the old cassettes and baseline are
+    replaced only when each run exited 0 with no error record, else both stay as they were and
+    the command exits 1 saying why."""
     cassettes = Path(args.cassettes)
     baseline = Path(args.baseline_out or m.baseline)
     target = cassettes / safe_segment(m.profile)
-    if target.exists():
-        shutil.rmtree(target)  # from scratch: no cassette of an older prompt survives
-    process = start_server(args.python, m, args.port, args.n_ctx, Path(args.log))
-    started = time.monotonic()
-    status = 0
+    cassettes.mkdir(parents=True, exist_ok=True)
+    # Inside the cassette folder, so the swap is a rename on one file system; removed on every
+    # way out (the old cassettes, once swapped out, go with it).
+    with tempfile.TemporaryDirectory(
+        prefix=f".recording-{m.name}-", dir=cassettes, ignore_cleanup_errors=True
+    ) as folder:
+        staging = Path(folder)
+        process = start_server(args.python, m, args.port, args.n_ctx, Path(args.log))
+        started = time.monotonic()
+        try:
+            failure = _record_runs(m, staging)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+        recorded = staging / target.name
+        if failure is None and not recorded.is_dir():
+            failure = f"the runs recorded no cassette under {recorded}"
+        if failure is not None:
+            print(
+                f"local-model record: {failure}\n  nothing was replaced: {target} and {baseline} "
+                f"are as they were; fix the cause (the server's log: {args.log}) and record again",
+                file=sys.stderr,
+            )
+            return 1
+        _swap_in(recorded, target, staging / _results_name(0), baseline)
+    print(
+        f"recorded in {time.monotonic() - started:.0f} s; cassettes: {target}; baseline: {baseline}"
+    )
+    return 0
+
+
+def _results_name(index: int) -> str:
+    return f"results-{index}.jsonl"
+
+
+def _record_runs(m: LocalModel, staging: Path) -> str | None:
+    """Each recording run into ``staging``, stopping at the first that failed; why it failed,
+    or None when every run exited 0 with item records and no error among them."""
+    runs = [regression_command(m.name)]
+    runs += [["--citebench", *sample, "--citebench-model", m.profile] for sample in m.samples]
+    for index, run in enumerate(runs):
+        results = staging / _results_name(index)
+        command = [sys.executable, "-m", "pytest", *run, "--citebench-record", "once", "-q"]
+        command += ["-p", "no:cacheprovider", "--citebench-cassettes", str(staging)]
+        command += ["--citebench-results", str(results)]
+        print("+", " ".join(command), flush=True)
+        t0 = time.monotonic()
+        code = subprocess.call(command)
+        print(f"  exit {code} in {time.monotonic() - t0:.0f} s", flush=True)
+        problem = _run_problem(results)
+        if code != 0 or problem is not None:
+            which = f"run {index + 1} of {len(runs)} ({' '.join(run)}) exited {code}"
+            return f"{which}: {problem}" if problem else which
+    return None
+
+
+def _run_problem(results: Path) -> str | None:
+    """What is wrong with a recording run's results: no records, or errors (the first named)."""
+    from pytest_citebench.results.files import read_results
+
     try:
-        runs = [[*regression_command(m.name), "--citebench-results", str(baseline)]]
-        runs += [["--citebench", *sample, "--citebench-model", m.profile] for sample in m.samples]
-        for run in runs:
-            command = [sys.executable, "-m", "pytest", *run, "--citebench-record", "once", "-q"]
-            command += ["-p", "no:cacheprovider", "--citebench-cassettes", str(cassettes)]
-            print("+", " ".join(command), flush=True)
-            t0 = time.monotonic()
-            code = subprocess.call(command)
-            print(f"  exit {code} in {time.monotonic() - t0:.0f} s", flush=True)
-            status = max(status, 0 if code in (0, 1) else code)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-    print(f"recorded in {time.monotonic() - started:.0f} s; baseline: {baseline}")
-    return status
+        items, _ = read_results(results)
+    except (OSError, ValueError) as exc:
+        return f"its results could not be read ({exc})"
+    if not items:
+        return "it recorded no item"
+    errors = [r for r in items if r["outcome"] == "error"]
+    if not errors:
+        return None
+    first = errors[0]
+    cause = " ".join(str(first.get("error") or first.get("reason") or "").split())[:300]
+    return (
+        f"{len(errors)} of {len(items)} item(s) ended in an error, e.g. "
+        f"{first.get('nodeid') or first['item_id']}: {cause}"
+    )
+
+
+def _swap_in(recorded: Path, target: Path, results: Path, baseline: Path) -> None:
+    """The new cassettes in place of the old ones (put back if the rename fails), then the new
+    baseline, written atomically; the old cassettes are left in the staging folder to go."""
+    old = recorded.parent / "replaced"
+    if target.exists():
+        os.rename(target, old)
+    try:
+        os.rename(recorded, target)
+    except OSError:
+        if old.exists():
+            os.rename(old, target)
+        raise
+    baseline.parent.mkdir(parents=True, exist_ok=True)
+    partial = baseline.with_name(f".{baseline.name}.partial")
+    shutil.copyfile(results, partial)
+    os.replace(partial, baseline)
 
 
 def main(argv: list[str]) -> int:

@@ -30,7 +30,8 @@ from pytest_citebench.api import (
 )
 from pytest_citebench.errors import CassetteMiss, CassetteNotSaved, CitebenchError
 from pytest_citebench.models import Model, track_usage, usage_summary
-from pytest_citebench.recording import Recorder, cassette_path, error_note, scrub_decoded
+from pytest_citebench.recording import Recorder, cassette_path, scrub_decoded
+from pytest_citebench.recording.notes import drop_note, save_note
 from pytest_citebench.results.record import ItemResult
 from pytest_citebench.suites import gold_suspect
 
@@ -71,8 +72,8 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         )
         # A remote answer is scored as replay will see it: scrubbed like its cassette (decoded too:
         # a key echoed base64- or percent-encoded), so a model (or a proxy) that echoes a key puts
-        # it in neither the results nor the report.
-        return scrub_decoded(text) if job.model.traits.records_cassettes else text
+        # it in neither the results nor the report; an answers file's text is scrubbed the same.
+        return scrub_decoded(text) if job.model.traits.scrubs_answers else text
 
     def result(outcome: Outcome, **kw: Any) -> ItemResult:
         return ItemResult(
@@ -109,7 +110,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         # Provider errors quote requests and URLs; keys in them are scrubbed like cassettes.
         error = scrub_decoded(str(exc))
         if recording and recorder is not None:
-            _note_recording_error(recorder, job.cassette, exc, error)
+            error = _note_recording_error(recorder, job.cassette, exc, error)
         return result(
             "error",
             answer="",
@@ -122,7 +123,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         trace = "".join(traceback.format_exception(exc, limit=-6))
         error = scrub_decoded(f"{type(exc).__name__}: {exc}\n{trace}")
         if recording and recorder is not None:
-            _note_recording_error(recorder, job.cassette, exc, error)
+            error = _note_recording_error(recorder, job.cassette, exc, error)
         return result(
             "error",
             answer="",
@@ -132,7 +133,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             reason=f"unexpected {type(exc).__name__}",
         )
     if recording and recorder is not None and recorder.mode != "none":
-        error_note(job.cassette).unlink(missing_ok=True)
+        drop_note(job.cassette)
     stages = [asdict(s) for s in attempt.stages]
     return result(
         score.outcome,
@@ -181,17 +182,21 @@ DEFAULT_REASONS: dict[str, str] = {
 }
 
 
-def _note_recording_error(recorder: Recorder, cassette: Path, exc: Exception, error: str) -> None:
+def _note_recording_error(recorder: Recorder, cassette: Path, exc: Exception, error: str) -> str:
     """A recording run whose item failed saves no cassette; the error is kept beside where the
-    cassette would be, so a later replay reports this cause and not a bare "no cassette"."""
+    cassette would be, so a later replay reports this cause and not a bare "no cassette".
+    Returns the item's error, which says so when the note was refused (a link planted there)."""
     if recorder.mode == "none" or isinstance(exc, CassetteMiss):
-        return
-    note = error_note(cassette)
+        return error
+    from pytest_citebench.recording.cassettes import NotPlainFile
+
     try:
-        note.parent.mkdir(parents=True, exist_ok=True)
-        note.write_text(error + "\n", encoding="utf-8")
+        save_note(cassette, error)
+    except NotPlainFile as refused:
+        return f"{error}\n  its error note was not written: {refused}"
     except OSError:
         pass  # the item is an error either way; the note only explains a later replay
+    return error
 
 
 class _TrackingExecutor(concurrent.futures.ThreadPoolExecutor):

@@ -216,6 +216,21 @@ def todos_left(directory: Path) -> list[str]:
     return left
 
 
+def refuse_existing(files: Sequence[Path], *, force: bool) -> None:
+    """``ScaffoldError`` listing every file of ``files`` that exists, unless ``force``.
+
+    Why every file and not only the manifest: a suite's ``items.jsonl``, ``corpus.jsonl`` and
+    README (a paper's package and test) are someone's work too, and were overwritten without a
+    word when only ``suite.toml`` (``pyproject.toml``) was guarded. Nothing is written until this
+    has passed, so a refusal leaves the folder as it was."""
+    existing = [str(path) for path in files if path.exists() or path.is_symlink()]
+    if existing and not force:
+        raise ScaffoldError(
+            f"would overwrite {len(existing)} existing file(s): {', '.join(existing)}; "
+            "pass --force to overwrite them, or choose another folder"
+        )
+
+
 def scaffold(
     directory: Path,
     *,
@@ -227,7 +242,7 @@ def scaffold(
     licence: str | None = None,
     force: bool = False,
 ) -> Scaffolded:
-    """Write the suite folder; refuses to overwrite an existing suite unless ``force``."""
+    """Write the suite folder; refuses to overwrite any existing file unless ``force``."""
     from pytest_citebench import registry
     from pytest_citebench.suites import MANIFEST_NAME, write_manifest
 
@@ -240,10 +255,12 @@ def scaffold(
     if not name or any(c in name for c in " \t\n:[]"):
         raise ScaffoldError(f"suite name {name!r}: no spaces, ':' or brackets")
     manifest = directory / MANIFEST_NAME
-    if manifest.exists() and not force:
-        raise ScaffoldError(f"{manifest} already exists; pass --force to overwrite it")
     tasks = list(dict.fromkeys(tasks))
     corpus = any(registry.get(t).uses_corpus for t in tasks)
+    files = [manifest, directory / "items.jsonl", directory / "README.md"]
+    if corpus:
+        files.append(directory / "corpus.jsonl")
+    refuse_existing(files, force=force)
     source = {
         "paper": paper or f"{TODO}: the paper or dataset these items come from",
         "url": url or f"{TODO}: where the data is, with a commit or version",
@@ -251,7 +268,6 @@ def scaffold(
     }
     description = description or f"{TODO}: what the {name} items test and how they were chosen."
     directory.mkdir(parents=True, exist_ok=True)
-    files = [manifest, directory / "items.jsonl", directory / "README.md"]
     fields, comments = manifest_fields(name, tasks, description, source, corpus)
     write_manifest(directory, fields, comments=comments)
     item = example_item(tasks)
@@ -259,9 +275,7 @@ def scaffold(
     folder = directory.as_posix()
     files[2].write_text(readme_text(name, tasks, source, corpus, folder), encoding="utf-8")
     if corpus:
-        corpus_file = directory / "corpus.jsonl"
-        corpus_file.write_text(
+        files[3].write_text(
             "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _PAPERS), encoding="utf-8"
         )
-        files.append(corpus_file)
     return Scaffolded(directory, tuple(files))

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_citebench.scaffold import ScaffoldError
-from pytest_citebench.suites import write_manifest
+from pytest_citebench.scaffold import ScaffoldError, refuse_existing
+from pytest_citebench.suites import MANIFEST_NAME, write_manifest
 
 _IDENT = re.compile(r"[a-z][a-z0-9_]{0,40}")
 
@@ -179,14 +179,12 @@ class ScaffoldedPaper:
 def scaffold_paper(
     directory: Path, *, name: str, task: str, title: str | None = None, force: bool = False
 ) -> ScaffoldedPaper:
-    """Write the paper package; refuses to overwrite an existing one unless ``force``."""
+    """Write the paper package; refuses to overwrite any existing file unless ``force``."""
     if not _IDENT.fullmatch(name):
         raise ScaffoldError(f"paper name {name!r}: a Python package name (a-z, 0-9, _)")
     if not _IDENT.fullmatch(task):
         raise ScaffoldError(f"task name {task!r}: lower-case letters, digits and _")
     pyproject = directory / "pyproject.toml"
-    if pyproject.exists() and not force:
-        raise ScaffoldError(f"{pyproject} already exists; pass --force to overwrite it")
     title = title or f"TODO: the paper behind {name}"
     cls = "".join(part.capitalize() for part in task.split("_")) or "Task"
     values = {
@@ -197,8 +195,6 @@ def scaffold_paper(
         "dist": name.replace("_", "-"),
     }
     suite = directory / "suites" / "example"
-    for folder in (directory / name, directory / "tests", suite):
-        folder.mkdir(parents=True, exist_ok=True)
     files = {
         pyproject: _PYPROJECT.format(**values),
         directory / name / "__init__.py": _PACKAGE.format(**values),
@@ -214,6 +210,9 @@ def scaffold_paper(
         + "\n",
         suite / "corpus.jsonl": "".join(json.dumps(p) + "\n" for p in _CORPUS),
     }
+    refuse_existing([*files, suite / MANIFEST_NAME], force=force)
+    for folder in (directory / name, directory / "tests", suite):
+        folder.mkdir(parents=True, exist_ok=True)
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
     manifest = write_manifest(

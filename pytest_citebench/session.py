@@ -62,7 +62,9 @@ class CitebenchSession:
         self.conclusion: Conclusion | None = None
         self.written_reports: list[tuple[str, Path]] = []
         if not self.is_worker:
-            startup.check_output_paths(self.options, self.models)
+            startup.check_output_paths(
+                self.options, self.models, pyproject=Path(config.rootpath) / "pyproject.toml"
+            )
             # Last: nothing after it may fail, or the file would stay locked for nothing.
             self.ledger.open()
 

@@ -26,7 +26,7 @@ class Spec:
 
     key: str
     # "int", "float", "str", "strs" (list of strings), "choice", "choices", "table" (of litellm
-    # arguments), "bool"
+    # arguments), "bool", "url" (an http(s) URL: what litellm sends requests to)
     kind: str
     what: str  # how the setting reads in an error: "seconds per call", "retries per call"
     low: float | None = None
@@ -59,6 +59,8 @@ class Spec:
             return "a table"
         if self.kind == "bool":
             return "true or false"
+        if self.kind == "url":
+            return 'an http:// or https:// URL with a host, e.g. "http://127.0.0.1:8000/v1"'
         return "a non-empty string"
 
 
@@ -83,7 +85,7 @@ _SPECS = (
     Spec("gates", "strs", "the gates"),
     Spec("baseline", "str", "the baseline results file"),
     Spec("cassettes", "str", "the cassette folder"),
-    Spec("api_base", "str", "the API base URL"),
+    Spec("api_base", "url", "the API base URL"),
     Spec("params", "table", "extra litellm arguments"),
     Spec("include_suspect", "bool", "whether suspect golds count in the headline"),
     # The REASONS paper's swaps (papers/reasons/swaps.py SWAPS, which a test keeps equal): named
@@ -93,6 +95,9 @@ _SPECS = (
 )
 SETTINGS: Mapping[str, Spec] = {spec.key: spec for spec in _SPECS}
 _SAMPLING = ("temperature", "top_p", "max_tokens")
+# litellm arguments that name the endpoint: checked as ``api_base`` is, whatever their source.
+_ENDPOINTS = ("api_base", "base_url")
+_URL_SCHEMES = ("http", "https")
 
 
 def check(key: str, value: Any, *, source: str) -> Any:
@@ -124,6 +129,28 @@ def check(key: str, value: Any, *, source: str) -> Any:
         if spec.high is not None and number > spec.high:
             raise bad()
         return int(number) if spec.kind == "int" else number
+    if spec.kind == "url":
+        # Why: litellm sends whatever it is given, so a ``file:`` or ``ftp:`` base (a typo, or a
+        # profile planted in a pyproject.toml) was tried and retried on every item; only an
+        # http(s) endpoint is one a provider answers on.
+        if not isinstance(value, str) or not value.strip():
+            raise bad()
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(value.strip())
+            host = parts.hostname
+        except ValueError:
+            raise bad("not a URL") from None
+        if parts.scheme.lower() not in _URL_SCHEMES:
+            raise bad(
+                f"the scheme {parts.scheme}: is not HTTP; it is refused, never sent"
+                if parts.scheme and "//" in value
+                else "write the scheme: http:// or https://"
+            )
+        if not host:
+            raise bad("no host")
+        return value
     if spec.kind in ("str", "choice"):
         if not isinstance(value, str) or not value.strip():
             raise bad()
@@ -147,6 +174,8 @@ def check(key: str, value: Any, *, source: str) -> Any:
         where = f"{source} {name}"
         if name in _SAMPLING:
             check(name, entry, source=where)
+        elif name in _ENDPOINTS:
+            check("api_base", entry, source=where)
         elif isinstance(entry, float) and not math.isfinite(entry):
             raise SettingError(f"{where} = {entry!r}: a litellm argument must be a finite number")
     return dict(value)

@@ -190,21 +190,39 @@ def load_baseline(options: Options, *, is_worker: bool) -> list[dict[str, Any]]:
     return items
 
 
-def check_output_paths(options: Options, models: Sequence[Model]) -> None:
-    """No output overwrites an input (a baseline given as the results file lost its records),
-    no two outputs share a file, and every output can be created."""
+def check_output_paths(
+    options: Options, models: Sequence[Model], *, pyproject: Path | None = None
+) -> None:
+    """No output overwrites an input (a baseline given as the results file lost its records; an
+    answers file, a suite's items or corpus, pyproject.toml or a cassette given as a report was
+    replaced without a word), no two outputs share a file, and every output can be created."""
     inputs = [("--citebench-baseline", options.baseline), ("--citebench-resume", options.resume)]
     outputs = [
         ("--citebench-results", options.results),
         *((fmt.option, options.reports.get(fmt.name)) for fmt in FORMATS),
     ]
     from pytest_citebench.results.files import FileUsageError, check_files
+    from pytest_citebench.suites import suite_files_around
 
+    reads: list[tuple[str, Path | None]] = [
+        *(read for model in models for read in model.input_files()),
+        ("the project's pyproject.toml", pyproject),
+        *(read for _, path in outputs if path is not None for read in suite_files_around(path)),
+    ]
     try:
         # Resuming into its own results file is allowed: it is kept whole (ResultsWriter keep).
-        check_files(inputs, outputs, allow={("--citebench-results", "--citebench-resume")})
+        check_files(
+            inputs, outputs, allow={("--citebench-results", "--citebench-resume")}, reads=reads
+        )
     except FileUsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    cassettes = options.cassettes.resolve()
+    for flag, path in outputs:
+        if path is not None and path.exists() and path.resolve().is_relative_to(cassettes):
+            raise pytest.UsageError(
+                f"{flag} {path} is a file in --citebench-cassettes {options.cassettes}: it would "
+                f"overwrite a recording; pass a path outside the cassette folder for {flag}"
+            )
     for flag, path in outputs:
         if path is None:
             continue

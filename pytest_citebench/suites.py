@@ -467,6 +467,36 @@ def load_suite(path: Path | str) -> Suite:
     return Suite(manifest, items)
 
 
+def suite_files_around(path: Path) -> list[tuple[str, Path]]:
+    """The files of every suite whose folder holds ``path`` (as given and as resolved): its
+    manifest, items and corpus, each with a label that names it.
+
+    Why: an output (``--citebench-results``, a report) given a suite's ``items.jsonl`` silently
+    replaced the suite with a results file. A suite's files live inside its folder (the
+    manifest refuses paths that leave it), so the folders above the output are all that need
+    looking at, whichever suites the run collects."""
+    found: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
+    for start in (path.absolute(), path.resolve()):
+        for folder in start.parents:
+            manifest_path = folder / MANIFEST_NAME
+            if manifest_path in seen or not manifest_path.is_file():
+                continue
+            seen.add(manifest_path)
+            try:
+                manifest = load_manifest(manifest_path)
+            except SuiteError:  # unreadable: its usual files are the suite's all the same
+                found.append((f"the suite manifest {manifest_path}", manifest_path))
+                found.append((f"the items of the suite at {folder}", folder / "items.jsonl"))
+                continue
+            what = f"suite {manifest.name}'s"
+            found.append((f"{what} manifest ({manifest.manifest_file})", manifest.manifest_file))
+            found.append((f"{what} items ({manifest.items_file})", manifest.items_file))
+            if manifest.corpus_file is not None:
+                found.append((f"{what} corpus ({manifest.corpus_file})", manifest.corpus_file))
+    return found
+
+
 def discover(root: Path | str) -> list[Path]:
     """Every suite manifest under ``root`` (a suite folder or a folder of suites), sorted.
 

@@ -148,3 +148,50 @@ def test_reasons_dois_are_checked_against_the_runs_recorded_responses(
     unchecked = outcome()
     assert unchecked["outcome"] == "correct", unchecked
     assert "10.1371/notarealdoi unverifiable offline" in unchecked["reason"], unchecked
+
+
+def test_a_key_in_an_answers_file_is_scrubbed_like_a_live_answer(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key pasted into an answer (the environment's provider key, or one shaped like a
+    provider's) reached the terminal, the results and the JUnit XML verbatim, where the same text
+    from a live model is scrubbed. Both go through one scrub now."""
+    env_key = "Zq3vN8pL2xR7kT4mW9cY6bH1"  # no known shape: caught as the variable's value
+    shaped = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    write_answers(
+        pytester.path / "answers.jsonl",
+        [
+            {"id": item, "answer": f'The paper is "Invented Title {n}" ({env_key}, {shaped})'}
+            for n, item in enumerate(
+                ["2001.00001-s1", "2001.00001-s2", "2001.00002-s1", "2001.00002-s2"]
+            )
+        ],
+    )
+    result = pytester.runpytest(
+        "--citebench",
+        "--citebench-model",
+        "answers:answers.jsonl",
+        "--citebench-results",
+        "out.jsonl",
+        "--junitxml",
+        "junit.xml",
+        "--citebench-html",
+        "report.html",
+        "--citebench-show",
+        "10",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+    )
+    records = [r for r in read_jsonl(pytester.path / "out.jsonl") if r["type"] == "item"]
+    assert "hallucinated" in {r["outcome"] for r in records}, records  # scored, and shown
+    terminal = result.stdout.str() + result.stderr.str()
+    assert "Invented Title" in terminal and "<REDACTED>" in terminal
+    for where, text in [
+        ("terminal", terminal),
+        ("results", (pytester.path / "out.jsonl").read_text()),
+        ("junit", (pytester.path / "junit.xml").read_text()),
+        ("html", (pytester.path / "report.html").read_text()),
+    ]:
+        assert env_key not in text and shaped not in text, where

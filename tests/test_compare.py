@@ -274,3 +274,47 @@ def test_promote_refuses_errors_unless_allowed(tmp_path: Path, capsys: Any) -> N
     assert cli(["baseline", "promote", str(results), "--to", str(target), "--allow-errors"]) == 0
     assert "promoted 3 items" in capsys.readouterr().out
     assert [r["type"] for r in read_jsonl(target)] == ["item"] * 3 + ["aggregate"]
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"model": "other/model"}, "model(s) other/model"),
+        ({"suite": "other-suite"}, "suite(s) other-suite"),
+        ({"task": "direct"}, "task(s) direct"),
+    ],
+    ids=["another-model", "another-suite", "another-task"],
+)
+def test_compare_cli_comparing_nothing_is_an_error_saying_what_each_file_holds(
+    tmp_path: Path, capsys: Any, change: dict[str, str], says: str
+) -> None:
+    """Against another model's (suite's, task's) baseline nothing pairs, so no delta can fail:
+    exit 0 read as "no regression". It is an error naming what each file holds."""
+    new = _write(tmp_path / "new.jsonl", run("cchh"))
+    base = _write(tmp_path / "base.jsonl", [{**r, **change} for r in run("cchh")])
+    assert cli(["baseline", "compare", new, base]) == 2
+    err = capsys.readouterr().err
+    assert "no model x suite x task in common" in err, err
+    assert f"{new} holds model(s) m, suite(s) s, task(s) indirect" in err, err
+    assert f"{base} holds " in err and says in err.split(f"{base} holds ")[1], err
+    # The same files compared with themselves: something paired, so exit 0 as before.
+    assert cli(["baseline", "compare", new, new]) == 0
+
+
+def test_compare_cli_with_groups_in_common_but_none_comparable_is_an_error(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """Groups in common whose suite version changed (or whose items all errored) pair nothing
+    either: the error says why, from the comparison's own notes."""
+    new = _write(tmp_path / "new.jsonl", run("cchh"))
+    base = _write(tmp_path / "base.jsonl", [{**r, "suite_version": 2} for r in run("cchh")])
+    assert cli(["baseline", "compare", new, base]) == 2
+    assert "suite version changed" in capsys.readouterr().err
+    errored = _write(tmp_path / "errored.jsonl", run("eeee"))
+    assert cli(["baseline", "compare", errored, new]) == 2
+    assert "with an error in either run" in capsys.readouterr().err

@@ -1,14 +1,26 @@
 """The local-model command knows each committed real model, and each model's server port is the
-one its built-in profile sends requests to (a mismatch would record against nothing)."""
+one its built-in profile sends requests to (a mismatch would record against nothing); ``record``
+replaces the committed cassettes and baseline only with a recording that succeeded."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import shutil
+import socket
+import sys
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from conftest import TINY
 
+from pytest_citebench import localmodel
 from pytest_citebench.localmodel import MODELS, main, model, regression_command
 from pytest_citebench.models.profiles import BUILTIN_PROFILES
+from pytest_citebench.recording import safe_segment
+from pytest_citebench.testing.stubserver import Fault, StubServer
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -51,3 +63,134 @@ def test_serve_without_a_model_name_is_a_usage_error(capsys: pytest.CaptureFixtu
         main(["serve"])
     assert exc.value.code == 2
     assert "smollm2-135m-instruct" in capsys.readouterr().err
+
+
+# -- record: nothing is deleted until the new recording has succeeded ----------------------------
+
+GEMMA = "gemma-3-270m"
+
+
+@pytest.fixture
+def committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[Path, bytes]:
+    """A project folder holding a committed set (one cassette, a note, the baseline) and the tiny
+    suite; returns every committed file and its bytes."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(TINY, tmp_path / "suites" / "tiny")
+    folder = tmp_path / "cassettes" / safe_segment(f"local/{GEMMA}") / "tiny" / "v1" / "indirect"
+    folder.mkdir(parents=True)
+    (folder / "2001.00001-s1.yaml").write_text('{"interactions": []}\n')
+    (folder / "kept.txt").write_text("committed\n")
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / f"{GEMMA}.jsonl").write_text('{"the": "old baseline"}\n')
+    return _files(tmp_path / "cassettes", tmp_path / "baselines")
+
+
+def _files(*roots: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for root in roots for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_record_with_the_gguf_missing_deletes_nothing(
+    committed: dict[Path, bytes], tmp_path: Path
+) -> None:
+    """The cassettes were deleted before the server was started: a missing GGUF lost them all."""
+    args = ["record", GEMMA, "--python", sys.executable, "--port", str(_free_port())]
+    with pytest.raises(SystemExit, match="cannot find gemma-3-270m's GGUF"):
+        main(args)
+    assert _files(tmp_path / "cassettes", tmp_path / "baselines") == committed
+
+
+def test_record_with_the_port_taken_deletes_nothing(
+    committed: dict[Path, bytes], tmp_path: Path
+) -> None:
+    with StubServer() as server, pytest.raises(SystemExit, match="something already answers"):
+        main(["record", GEMMA, "--port", str(server.port)])
+    assert _files(tmp_path / "cassettes", tmp_path / "baselines") == committed
+
+
+class _Served:
+    """What ``start_server`` returns, for a stub server already running."""
+
+    def terminate(self) -> None:
+        pass
+
+    def wait(self, timeout: float | None = None) -> int:
+        return 0
+
+
+def _record_against(server: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """``local-model record`` with the profile pointed at ``server`` and a small committed set:
+    the tiny suite's indirect items, then a sample run of its direct ones."""
+    (tmp_path / "pyproject.toml").write_text(
+        f'''[tool.citebench.models."local/{GEMMA}"]
+model = "openai/{GEMMA}"
+api_base = "{server.url}"
+temperature = 0
+top_p = 1
+max_tokens = 64
+system_role = "user"
+concurrency = 2
+needs_key = false
+'''
+    )
+    small = dataclasses.replace(
+        MODELS[GEMMA], tasks=("indirect",), samples=(("suites/tiny", "--citebench-task", "direct"),)
+    )
+    monkeypatch.setitem(localmodel.MODELS, GEMMA, small)
+    monkeypatch.setattr(localmodel, "REGRESSION_SUITES", ("suites/tiny",))
+    monkeypatch.setattr(localmodel, "start_server", lambda *args: _Served())
+    return main(["record", GEMMA])
+
+
+@pytest.mark.parametrize("fails", ["every-call", "one-call"])
+def test_record_with_any_error_keeps_the_committed_set_and_exits_1(
+    committed: dict[Path, bytes],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    fails: str,
+) -> None:
+    """A server answering 400 replaced the baseline with error records, said "recorded" and
+    exited 0; one error among the records is as much a failed recording."""
+    faults: Any = (
+        (lambda index, request: Fault("status", status=400))
+        if fails == "every-call"
+        else [Fault("status", status=400)]
+    )
+    with StubServer(lambda request: "pass", faults=faults) as server:
+        assert _record_against(server, tmp_path, monkeypatch) == 1
+    err = capfd.readouterr().err
+    assert "local-model record: run 1 of 2 (--citebench suites/tiny" in err, err
+    errors = "4 of 4 item(s)" if fails == "every-call" else "1 of 4 item(s)"
+    assert f"exited 1: {errors} ended in an error, e.g. " in err and "BadRequestError" in err, err
+    assert "nothing was replaced" in err
+    assert _files(tmp_path / "cassettes", tmp_path / "baselines") == committed
+    assert not list((tmp_path / "cassettes").glob(".recording-*"))  # the staging folder is gone
+
+
+def test_record_that_succeeds_replaces_the_set_and_the_baseline(
+    committed: dict[Path, bytes],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    with StubServer(lambda request: "pass") as server:
+        assert _record_against(server, tmp_path, monkeypatch) == 0
+    assert "recorded in " in capfd.readouterr().out
+    now = _files(tmp_path / "cassettes", tmp_path / "baselines")
+    assert not any(p.name == "kept.txt" for p in now)  # from scratch: nothing old survives
+    assert not any(now.get(path) == data for path, data in committed.items())  # all replaced
+    profile = tmp_path / "cassettes" / safe_segment(f"local/{GEMMA}") / "tiny" / "v1"
+    assert len(list((profile / "indirect").glob("*.yaml"))) == 4  # the regression run
+    assert len(list((profile / "direct").glob("*.yaml"))) == 4  # the sample run
+    baseline = tmp_path / "baselines" / f"{GEMMA}.jsonl"
+    records = [json.loads(line) for line in baseline.read_text().splitlines()]
+    items = [r for r in records if r["type"] == "item"]
+    assert len(items) == 4 and {r["task"] for r in items} == {"indirect"}
+    assert all(r["outcome"] != "error" for r in items)
+    assert not list((tmp_path / "cassettes").glob(".recording-*"))

@@ -3,6 +3,7 @@ each reader asks the trait it means, and a format is its renderer's module alone
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -21,7 +22,12 @@ from pytest_citebench.results.conclude import Baseline, conclude
 def test_a_provider_model_is_priced_recorded_and_keyed_unless_its_profile_says_no_key() -> None:
     remote = Model("openai/gpt-4o-mini").traits
     assert remote == Traits(
-        needs_key=True, priced=True, records_cassettes=True, runs_in_process=False, samples=True
+        needs_key=True,
+        priced=True,
+        records_cassettes=True,
+        runs_in_process=False,
+        samples=True,
+        scrubs_answers=True,
     )
     # A local OpenAI-compatible server: recorded and sampled, but no key to export.
     served = Model("local/gemma", litellm_model="openai/gemma", needs_key=False).traits
@@ -32,8 +38,11 @@ def test_baselines_answers_files_and_rag_over_them_run_in_process() -> None:
     assert Model("citebench/bm25").traits == IN_PROCESS
     # A profile naming a citebench/* model is one too, whatever its own name.
     assert Model("mine", litellm_model="citebench/bm25").traits == IN_PROCESS
-    assert AnswersModel("answers:a.jsonl", needs_key=False).traits == IN_PROCESS
+    # An answers file runs in-process too, but its text comes from outside: scrubbed of keys.
+    from_file = AnswersModel("answers:a.jsonl", needs_key=False).traits
+    assert from_file == dataclasses.replace(IN_PROCESS, scrubs_answers=True)
     assert IN_PROCESS.runs_in_process and not IN_PROCESS.priced and not IN_PROCESS.samples
+    assert not IN_PROCESS.scrubs_answers  # the baselines answer from the suite's own corpus
     # RAG retrieves in-process; the base model decides the rest.
     assert RagModel.wrap(Model("citebench/bm25"), "naive").traits == IN_PROCESS
     assert RagModel.wrap(Model("openai/x"), "naive").traits == Model("openai/x").traits

@@ -64,6 +64,9 @@ def test_profile_fields_are_checked_with_the_profile_named() -> None:
         ("params", "seed=7", "params = 'seed=7'"),
         ("api_base", "", "api_base = ''"),
         ("api_base", 3, "api_base = 3"),
+        ("api_base", "file:///etc/passwd", "api_base = 'file:///etc/passwd'"),
+        ("api_base", "127.0.0.1:8011/v1", "api_base = '127.0.0.1:8011/v1'"),
+        ("params", {"api_base": "ftp://h/v1"}, "params api_base = 'ftp://h/v1'"),
     ],
 )
 def test_profile_params_and_api_base_follow_the_run_settings_rules(

@@ -193,3 +193,120 @@ def test_the_serializer_writes_no_yaml_aliases_and_the_client_versions() -> None
     )
     assert "&id" not in text and "*id" not in text
     assert CassetteSerializer.deserialize(text)["recorded_with"] == client_versions()
+
+
+# -- files beside the cassettes are never followed through a link ------------------------------
+
+# What a planted link pointed at in the probe: a private key, which must never be printed.
+SECRET_FILE = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQPLANTEDkeyMATERIAL42\n"
+    "-----END OPENSSH PRIVATE KEY-----\n"
+)
+SECRET_MARK = "PLANTEDkeyMATERIAL42"
+
+
+def _plant(pytester: pytest.Pytester, path: Path, kind: str) -> Path:
+    """A link (or a FIFO) at ``path`` where a cassette or a note would be; returns the secret."""
+    secret = pytester.path / "outside" / "id_ed25519"
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text(SECRET_FILE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "link":
+        path.symlink_to(secret)
+    else:
+        import os
+
+        os.mkfifo(path)
+    return secret
+
+
+def _everything_written(pytester: pytest.Pytester, result: pytest.RunResult) -> str:
+    files = [pytester.path / name for name in ("r.jsonl", "r.html", "junit.xml")]
+    return (
+        result.stdout.str()
+        + result.stderr.str()
+        + "".join(p.read_text(errors="replace") for p in files if p.exists())
+    )
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_planted_error_note_is_refused_on_replay_and_never_printed(
+    pytester: pytest.Pytester, tiny: Path, kind: str
+) -> None:
+    """A committed ``<item>.error.txt`` linking to an SSH key printed the key into the
+    terminal, the results and the HTML report on replay; a FIFO there would hang the run."""
+    path = _cassette(pytester)
+    _plant(pytester, error_note(path), kind)
+    result = run_stub(
+        pytester, "http://127.0.0.1:9/v1", *RESULTS, "--citebench-html", "r.html",
+        "--junitxml", "junit.xml", "-k", "indirect and 2001.00001-s1",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    what = "a symbolic link" if kind == "link" else "not a regular file"
+    result.stdout.fnmatch_lines(
+        [
+            "*cassette miss: *2001.00001-s1.yaml does not exist, and its error note is refused*",
+            f"*2001.00001-s1.error.txt is {what}; files beside cassettes are read and written*",
+        ]
+    )
+    everything = _everything_written(pytester, result)
+    assert SECRET_MARK not in everything and "PRIVATE KEY" not in everything
+    record = next(r for r in map(json.loads, (pytester.path / "r.jsonl").open()) if "error" in r)
+    assert record["outcome"] == "error" and what in record["error"]
+
+
+def test_a_planted_error_note_is_never_written_through_when_recording(
+    pytester: pytest.Pytester, tiny: Path, key: None
+) -> None:
+    """Recording an item that fails writes its note: through a planted link it overwrote the
+    link's target (any file the user can write). The link is refused and the target kept."""
+    path = _cassette(pytester)
+    secret = _plant(pytester, error_note(path), "link")
+    fault = Fault("status", status=400)
+    with StubServer(lambda r: "pass", faults=lambda i, r: fault) as server:
+        result = run_stub(
+            pytester, server.url, *RESULTS, "--citebench-record", "once",
+            "-k", "indirect and 2001.00001-s1",
+        )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert secret.read_text() == SECRET_FILE and error_note(path).is_symlink()
+    result.stdout.fnmatch_lines(["*its error note was not written: *is a symbolic link*"])
+    assert SECRET_MARK not in _everything_written(pytester, result)
+
+
+@pytest.mark.parametrize("mode", ["none", "once"])
+def test_a_cassette_that_is_a_link_is_refused_never_read_or_written_through(
+    pytester: pytest.Pytester, tiny: Path, key: None, mode: str
+) -> None:
+    """A cassette is read back into every report: one that links elsewhere is refused by name
+    (a YAML error would quote the target's first line), in replay and when recording."""
+    path = _cassette(pytester)
+    secret = _plant(pytester, path, "link")
+    with StubServer(lambda r: "pass") as server:
+        result = run_stub(
+            pytester, server.url, *RESULTS, "--citebench-record", mode,
+            "--citebench-html", "r.html", "-k", "indirect and 2001.00001-s1",
+        )  # fmt: skip
+        calls = server.calls
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert calls == 0  # refused before any call: nothing paid for that could not be kept
+    result.stdout.fnmatch_lines([f"*cassette {path} could not be loaded: *is a symbolic link*"])
+    assert secret.read_text() == SECRET_FILE and path.is_symlink()
+    assert SECRET_MARK not in _everything_written(pytester, result)
+
+
+def test_cassettes_convert_refuses_a_link_and_prints_nothing_of_its_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_citebench.__main__ import main as cli
+
+    secret = tmp_path / "id_ed25519"
+    secret.write_text(SECRET_FILE)
+    folder = tmp_path / "cassettes" / "m"
+    folder.mkdir(parents=True)
+    (folder / "x.yaml").symlink_to(secret)
+    assert cli(["cassettes", "convert", str(tmp_path / "cassettes")]) == 2
+    out = capsys.readouterr()
+    assert "is a symbolic link" in out.err
+    assert SECRET_MARK not in out.out + out.err and secret.read_text() == SECRET_FILE

@@ -151,6 +151,43 @@ def test_an_output_that_is_an_input_is_refused_before_it_is_written(
     assert baseline.read_bytes() == before
 
 
+_READ_BY_THE_RUN = {
+    "answers-file": ("answers.jsonl", "*is also --citebench-model answers:answers.jsonl:*"),
+    "items": ("suites/tiny/items.jsonl", "*is also suite tiny's items (*items.jsonl)*"),
+    "corpus": ("suites/tiny/corpus.jsonl", "*is also suite tiny's corpus (*corpus.jsonl)*"),
+    "manifest": ("suites/tiny/suite.toml", "*is also suite tiny's manifest (*suite.toml)*"),
+    "items-by-link": ("items-link.jsonl", "*is also suite tiny's items (*items.jsonl)*"),
+    "pyproject": ("pyproject.toml", "*is also the project's pyproject.toml:*"),
+    "cassette": ("cassettes/m/tiny/v1/indirect/x.yaml", "*is a file in --citebench-cassettes*"),
+}
+
+
+@pytest.mark.parametrize(
+    "flag", ["--citebench-results", "--citebench-markdown", "--citebench-html"]
+)
+@pytest.mark.parametrize("read", sorted(_READ_BY_THE_RUN))
+def test_an_output_that_is_any_file_the_run_reads_is_refused(
+    pytester: pytest.Pytester, tiny: Path, flag: str, read: str
+) -> None:
+    """Not only the baseline and the resume file: an answers file, a suite's items, corpus or
+    manifest (by its path or through a link), pyproject.toml or a cassette given as an output
+    was overwritten without a word. One usage error naming both, nothing written."""
+    path, message = _READ_BY_THE_RUN[read]
+    (pytester.path / "answers.jsonl").write_text('{"id": "2001.00001-s1", "answer": "pass"}\n')
+    pytester.makepyprojecttoml("[tool.citebench]\ntemperature = 0\n")
+    (pytester.path / "items-link.jsonl").symlink_to(tiny / "items.jsonl")
+    cassette = pytester.path / "cassettes/m/tiny/v1/indirect/x.yaml"
+    cassette.parent.mkdir(parents=True)
+    cassette.write_text('{"interactions": []}\n')
+    before = {p: p.read_bytes() for p in pytester.path.rglob("*") if p.is_file()}
+    models = ["--citebench-model", "answers:answers.jsonl"] if read == "answers-file" else []
+    result = pytester.runpytest("--citebench", *models, flag, path, "-p", "no:cacheprovider")
+    assert result.ret == USAGE, result.stdout.str()
+    result.stderr.fnmatch_lines([f"ERROR: {flag} {path} {message}"])
+    assert "Traceback" not in result.stderr.str()
+    assert {p: p.read_bytes() for p in pytester.path.rglob("*") if p.is_file()} == before
+
+
 def test_merge_refuses_an_output_that_is_an_input(pytester: pytest.Pytester, tiny: Path) -> None:
     pytester.runpytest("--citebench", "--citebench-results", "a.jsonl")
     a = str(pytester.path / "a.jsonl")
@@ -158,6 +195,15 @@ def test_merge_refuses_an_output_that_is_an_input(pytester: pytest.Pytester, tin
     assert cli(["merge", a, "--html", a]) == 4
     assert cli(["merge", a, "--baseline", a, "-o", a]) == 4
     assert Path(a).read_bytes() == before
+    items = tiny / "items.jsonl"
+    kept = items.read_bytes()
+    assert cli(["merge", a, "-o", str(items)]) == 4  # a suite's file, as for a run
+    assert cli(["merge", a, "--markdown", str(tiny / "suite.toml")]) == 4
+    # The other commands that write a results file refuse a suite's file too.
+    corpus = (tiny / "corpus.jsonl").read_bytes()
+    assert cli(["baseline", "promote", a, "--to", str(items)]) == 1
+    assert cli(["rescore", a, "-o", str(tiny / "corpus.jsonl"), "--suites", "suites"]) == 2
+    assert items.read_bytes() == kept and (tiny / "corpus.jsonl").read_bytes() == corpus
 
 
 # -- 13. malformed records: one usage error naming file and line, at start ----------------------

@@ -125,7 +125,7 @@ def test_refuses_to_overwrite_and_rejects_bad_input(tmp_path: Path, capsys: Any)
     items = target / "items.jsonl"
     items.write_text(json.dumps({"id": "mine"}) + "\n")
     assert cli(["new-suite", str(target), "--task", "indirect"]) == 1
-    assert "already exists; pass --force" in capsys.readouterr().err
+    assert "pass --force to overwrite them" in capsys.readouterr().err
     assert json.loads(items.read_text()) == {"id": "mine"}  # untouched
     assert cli(["new-suite", str(target), "--task", "indirect", "--force"]) == 0
     assert cli(["new-suite", str(tmp_path / "t"), "--task", "telepathy"]) == 1
@@ -134,6 +134,63 @@ def test_refuses_to_overwrite_and_rejects_bad_input(tmp_path: Path, capsys: Any)
     assert cli(["new-suite", str(tmp_path / "v"), "--task", "direct", "--name", "a b"]) == 1
     # The default name is the folder's name.
     assert load_suite(target).name == "s"
+
+
+@pytest.mark.parametrize("kept", ["items.jsonl", "corpus.jsonl", "README.md", "suite.toml"])
+def test_new_suite_refuses_any_existing_file_listing_them(
+    tmp_path: Path, capsys: Any, kept: str
+) -> None:
+    """Only suite.toml was guarded: a folder holding someone's items, corpus or README (and no
+    manifest yet) had them overwritten by the example without a word."""
+    target = tmp_path / "s"
+    target.mkdir()
+    (target / kept).write_text("mine\n")
+    (target / "notes.txt").write_text("not ours\n")
+    assert cli(["new-suite", str(target), "--task", "indirect"]) == 1
+    err = capsys.readouterr().err
+    assert f"would overwrite 1 existing file(s): {target / kept}; pass --force" in err, err
+    assert sorted(p.name for p in target.iterdir()) == sorted({kept, "notes.txt"})  # nothing
+    assert (target / kept).read_text() == "mine\n"
+    assert cli(["new-suite", str(target), "--task", "indirect", "--force"]) == 0
+    assert (target / kept).read_text() != "mine\n"
+    assert (target / "notes.txt").read_text() == "not ours\n"
+
+
+def test_new_suite_lists_every_file_it_would_overwrite(tmp_path: Path, capsys: Any) -> None:
+    target = tmp_path / "s"
+    assert cli(["new-suite", str(target), "--task", "indirect"]) == 0
+    capsys.readouterr()
+    assert cli(["new-suite", str(target), "--task", "indirect"]) == 1
+    err = capsys.readouterr().err
+    names = ("suite.toml", "items.jsonl", "README.md", "corpus.jsonl")
+    assert all(str(target / n) in err for n in names), err
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "README.md",
+        "pyproject.toml",
+        "tests/test_claims.py",
+        "claims/__init__.py",
+        "suites/example/items.jsonl",
+        "suites/example/corpus.jsonl",
+        "suites/example/suite.toml",
+    ],
+)
+def test_new_paper_refuses_any_existing_file(tmp_path: Path, capsys: Any, kept: str) -> None:
+    """new-paper guarded pyproject.toml alone: its README (and the rest) were overwritten."""
+    target = tmp_path / "pkg"
+    (target / kept).parent.mkdir(parents=True)
+    (target / kept).write_text("mine\n")
+    command = ["new-paper", str(target), "--name", "claims", "--task", "claim_source"]
+    assert cli(command) == 1
+    err = capsys.readouterr().err
+    assert f"would overwrite 1 existing file(s): {target / kept}; pass --force" in err, err
+    assert (target / kept).read_text() == "mine\n"
+    assert [p for p in target.rglob("*") if p.is_file()] == [target / kept]  # nothing written
+    assert cli([*command, "--force"]) == 0
+    assert (target / kept).read_text() != "mine\n"
 
 
 def test_module_help_says_what_it_is_and_points_to_pytest_help(capsys: Any) -> None:

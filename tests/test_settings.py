@@ -62,6 +62,19 @@ def _hostile(key: str) -> st.SearchStrategy[Any]:
             st.lists(st.integers(), min_size=1, max_size=2),
             st.just([""]),
         )
+    if spec.kind == "url":
+        return st.one_of(
+            st.integers(),
+            st.just(""),
+            st.lists(st.text(), max_size=2),
+            # Any scheme litellm would send to but no provider answers on, and no host.
+            st.sampled_from(["file", "ftp", "gopher", "javascript", "data", "ws", ""]).flatmap(
+                lambda scheme: st.text(alphabet="abc/.:", max_size=12).map(
+                    lambda rest: f"{scheme}://{rest}" if scheme else rest
+                )
+            ),
+            st.sampled_from(["http://", "https://", "http:///v1", "https:?x"]),
+        )
     if spec.kind in ("str", "choice"):
         return st.one_of(
             st.integers(),
@@ -95,6 +108,8 @@ def test_valid_values_pass_and_are_normalised() -> None:
     assert check("gates", [], source="x") == []
     assert check("temperature", 0, source="x") == 0.0
     assert check("correction", "bh", source="x") == "bh"
+    assert check("api_base", "https://proxy.example/v1", source="x") == "https://proxy.example/v1"
+    assert check("api_base", "HTTP://127.0.0.1:8011/v1", source="x") == "HTTP://127.0.0.1:8011/v1"
 
 
 def test_the_adversarial_choices_are_the_papers_swaps() -> None:
@@ -139,6 +154,8 @@ def test_the_faults_table_says_what_each_setting_must_be() -> None:
             assert "a non-empty string" in must, key
         elif spec.kind == "bool":
             assert "`true` or `false`" in must, key
+        elif spec.kind == "url":
+            assert "`http://` or `https://` URL" in must, key
         else:
             assert "a table" in must, key
 
@@ -220,6 +237,9 @@ def test_hostile_pyproject_value_is_one_usage_error_naming_the_setting(
         ("--citebench-tolerance", "nan"),
         ("--citebench-param", "temperature=NaN"),
         ("--citebench-param", "seed=Infinity"),
+        ("--citebench-api-base", "file:///etc/passwd"),
+        ("--citebench-param", "api_base=file:///etc/passwd"),
+        ("--citebench-param", "base_url=ftp://127.0.0.1/v1"),
     ],
 )
 def test_hostile_flag_is_one_usage_error_before_any_item(
@@ -229,6 +249,34 @@ def test_hostile_flag_is_one_usage_error_before_any_item(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{flag} *= *must be*"])
     assert "passed" not in result.stdout.str()  # no item ran
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[tool.citebench]\napi_base = "file:///etc/passwd"\n',
+        '[tool.citebench]\nparams = { api_base = "file:///etc/passwd" }\n',
+        '[tool.citebench.models."m"]\nmodel = "openai/x"\napi_base = "file:///etc/passwd"\n',
+        '[tool.citebench.models."m"]\nmodel = "openai/x"\nparams = { base_url = "file:///x" }\n',
+    ],
+    ids=["pyproject", "pyproject-params", "profile", "profile-params"],
+)
+def test_a_non_http_api_base_is_refused_at_start_and_never_sent(
+    pytester: pytest.Pytester, tiny: Path, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``file:`` endpoint was sent, and retried three times, on every item: from any source
+    it is one usage error before any item, naming where it came from."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000000000")
+    pytester.makepyprojecttoml(table)
+    result = pytester.runpytest(
+        "--citebench", "--citebench-model", "m", "--citebench-record", "once",
+        "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert "file:///" in err and "must be an http:// or https:// URL" in err, err
+    assert ('models."m"]' in err) == ("models" in table), err
+    assert "Traceback" not in err and "passed" not in result.stdout.str()
 
 
 def test_hostile_profile_value_names_the_profile_and_the_setting(

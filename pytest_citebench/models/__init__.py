@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import CassetteMiss, ProviderError, ResponseError
@@ -42,6 +43,10 @@ class Traits:
     runs_in_process: bool
     # It reads the sampling settings (temperature, top_p, max_tokens).
     samples: bool
+    # Its answers are text from outside this process (a provider, a file someone wrote): keys
+    # in them are scrubbed before they are scored, stored or printed. False only for the
+    # built-in baselines, whose answers are the suite's own corpus.
+    scrubs_answers: bool = False
 
 
 # A ``citebench/*`` baseline or an answers file: no key, no cost, no cassette, no sampling.
@@ -83,6 +88,7 @@ class Model:
             records_cassettes=True,
             runs_in_process=False,
             samples=True,
+            scrubs_answers=True,
         )
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
@@ -103,6 +109,11 @@ class Model:
         """Where answers came from when not from the model itself (an answers file's path and
         sha256), kept in every item record; None for a model."""
         return None
+
+    def input_files(self) -> tuple[tuple[str, Path], ...]:
+        """The files this model reads its answers from, each with the option that named it, so
+        that no output of the run may overwrite one (an answers file); none for a model."""
+        return ()
 
     async def _complete_remote(self, messages: Sequence[Message]) -> str:
         from pytest_citebench import recording

@@ -14,6 +14,7 @@ at the start of the run naming ``file:line``. Every record of the run keeps the 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ from pytest_citebench.errors import ProviderError
 from pytest_citebench.models import IN_PROCESS, Model, Traits
 
 PREFIX = "answers:"
+# In-process like a baseline, but its text comes from outside: a key pasted into an answer is
+# scrubbed exactly as one a live model echoes.
+ANSWERS_TRAITS = dataclasses.replace(IN_PROCESS, scrubs_answers=True)
 
 
 class AnswersFileError(ValueError):
@@ -37,6 +41,8 @@ class AnswerBook:
     path: Path
     sha256: str
     answers: Mapping[tuple[str | None, str], str]
+    # The file as read (``path`` is as the user wrote it): no output of the run may be it.
+    source: Path | None = None
 
     def answer(self, task: str, item_id: str) -> str | None:
         """The task's own line for the item, else the item's task-less line, else None."""
@@ -86,7 +92,7 @@ def load_answers(path: str | Path, *, shown: str | None = None) -> AnswerBook:
         raise AnswersFileError(f"{where}: {exc.problem}") from None
     if not answers:
         raise AnswersFileError(f"{path}: no answers in the file")
-    return AnswerBook(path, hashlib.sha256(data).hexdigest(), answers)
+    return AnswerBook(path, hashlib.sha256(data).hexdigest(), answers, source)
 
 
 @dataclass
@@ -97,10 +103,13 @@ class AnswersModel(Model):
 
     @property
     def traits(self) -> Traits:
-        return IN_PROCESS
+        return ANSWERS_TRAITS
 
     def provenance(self) -> dict[str, str] | None:
         return {"file": str(self.book.path), "sha256": self.book.sha256}
+
+    def input_files(self) -> tuple[tuple[str, Path], ...]:
+        return ((f"--citebench-model {self.name}", self.book.source or self.book.path),)
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
         raise ProviderError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from pytest_citebench.api import Hint, Message, NamedTemplate
@@ -82,6 +83,10 @@ class RagModel(Model):
     def traits(self) -> Traits:
         """The base model decides: retrieval itself always runs in-process."""
         return self.base.traits
+
+    def input_files(self) -> tuple[tuple[str, Path], ...]:
+        """The base model's: retrieval reads only the suite's corpus."""
+        return self.base.input_files()
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
         """Retrieval runs in a thread so the engine's loop keeps serving other items meanwhile."""

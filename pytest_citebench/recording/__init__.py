@@ -6,6 +6,7 @@ The package is split by concern, and this module re-exports the names callers us
 - ``scrub``: secrets kept out of cassettes and out of everything printed (``scrub_text``);
 - ``cassettes``: cassette files read as untrusted input, written with the client versions;
 - ``current``: the cassette of the item running in this asyncio task, and its counters;
+- ``notes``: an item's error note beside its cassette, never through a link;
 - ``misses``: what a replay miss says, and the command that records every miss;
 - ``recorder``: vcrpy's patches, opened once per session with a router cassette (``Recorder``).
 

@@ -6,10 +6,12 @@ beside the recording so a cassette that stops matching after an upgrade explains
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import os
 import re
+import stat
 from json.encoder import encode_basestring as _encode_string
 from pathlib import Path
 from types import SimpleNamespace
@@ -234,20 +236,13 @@ class CassettePersister:
 
     @staticmethod
     def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
-        """Missing or blank is "not found" (vcrpy records it); too big or not UTF-8 is refused."""
+        """Missing or blank is "not found" (vcrpy records it); too big, not UTF-8, a symbolic
+        link or not a regular file is refused (``read_plain``)."""
         from vcr.persisters.filesystem import CassetteNotFoundError
         from vcr.serialize import deserialize
 
         try:
-            with open(cassette_path, "rb") as handle:
-                # Sized by fstat: read(limit + 1) had Python allocate 32 MB for every cassette of
-                # a few kB (~25 us a case). A size of 0 (a pipe, say) or one past the limit reads
-                # up to the limit; a file that grew since fstat is read on to it.
-                size = os.fstat(handle.fileno()).st_size
-                limit = MAX_CASSETTE_BYTES + 1
-                raw = handle.read(size + 1 if 0 < size < limit else limit)
-                if len(raw) == size + 1 and len(raw) < limit:
-                    raw += handle.read(limit - len(raw))
+            raw = read_plain(Path(cassette_path), MAX_CASSETTE_BYTES)
         except FileNotFoundError:
             raise CassetteNotFoundError() from None
         if len(raw) > MAX_CASSETTE_BYTES:
@@ -289,6 +284,71 @@ class CassettePersister:
         write_bytes_atomic(Path(cassette_path), data)
 
 
+class NotPlainFile(OSError):
+    """A file beside the cassettes (a cassette, an item's error note) that is a symbolic link or
+    not a regular file: refused, never followed. ``str()`` names the file and what to do."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        super().__init__(
+            f"{path} is {what}; files beside cassettes are read and written only as plain files, "
+            "never through a link (it may point anywhere, at a key say): refused, nothing read "
+            "or written through it. Delete it (and record the item again)"
+        )
+        self.path = path
+
+
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_plain(path: Path, flags: int) -> int:
+    """``os.open`` that refuses a symbolic link as the last component (``NotPlainFile``).
+
+    Why: a committed ``<item>.error.txt`` that was a link to ``~/.ssh/id_rsa`` was written
+    through when recording and printed into the terminal, the results and the report on replay.
+    """
+    try:
+        return os.open(path, flags | _NO_FOLLOW)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise NotPlainFile(path, "a symbolic link") from None
+        raise
+
+
+def _check_regular(path: Path, fd: int) -> os.stat_result:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotPlainFile(path, "not a regular file")
+    return info
+
+
+def read_plain(path: Path, limit: int, *, regular: bool = False) -> bytes:
+    """At most ``limit + 1`` bytes of ``path``, never through a symbolic link (``NotPlainFile``;
+    a missing file is ``FileNotFoundError``). ``regular``: refuse anything but a regular file,
+    opened without blocking so that a FIFO planted there cannot hang the run (a note); a
+    cassette may still be read from a pipe."""
+    fd = _open_plain(path, os.O_RDONLY | (os.O_NONBLOCK if regular else 0))
+    with os.fdopen(fd, "rb") as handle:
+        # Sized by fstat: read(limit + 1) had Python allocate 32 MB for every cassette of a few
+        # kB (~25 us a case). A size of 0 (a pipe) or one past the limit reads up to the limit;
+        # a file that grew since fstat is read on to it.
+        info = _check_regular(path, handle.fileno()) if regular else os.fstat(handle.fileno())
+        size = info.st_size
+        limit += 1
+        raw = handle.read(size + 1 if 0 < size < limit else limit)
+        if len(raw) == size + 1 and len(raw) < limit:
+            raw += handle.read(limit - len(raw))
+    return raw
+
+
+def write_plain(path: Path, data: bytes) -> None:
+    """``path`` holds ``data``, written in place, never through a symbolic link and only into a
+    regular file (``NotPlainFile``): an error note, or the temporary file of an atomic write."""
+    fd = _open_plain(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK)
+    with os.fdopen(fd, "wb") as handle:
+        _check_regular(path, handle.fileno())
+        handle.write(data)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """``path`` holds ``text`` (UTF-8) or what it held before, never a mix."""
     write_bytes_atomic(path, text.encode("utf-8"))
@@ -300,7 +360,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
-        partial.write_bytes(data)
+        # A link planted at the temporary name is refused, never written through; the rename
+        # then replaces whatever ``path`` was (a link too) rather than writing into it.
+        write_plain(partial, data)
         os.replace(partial, path)
     except BaseException:  # after a replace there is nothing to remove: one syscall a cassette
         with contextlib.suppress(OSError):
@@ -331,7 +393,7 @@ def _raw_interaction_problem(interaction: Any) -> str | None:
 def recorded_versions(path: Path) -> dict[str, str]:
     """The client versions a cassette was recorded with ({} when unknown or unreadable)."""
     try:
-        head = path.read_text(encoding="utf-8")
+        head = read_plain(path, MAX_CASSETTE_BYTES).decode("utf-8")
         data = CassetteSerializer.deserialize(head)
     except (OSError, ValueError, UnicodeDecodeError):
         return {}

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_citebench.recording.cassettes import (
+    MAX_CASSETTE_BYTES,
     CassetteSerializer,
     cassette_format,
     cassette_text,
+    read_plain,
     write_text_atomic,
 )
 
@@ -51,7 +53,8 @@ def convert(paths: Iterable[Path], to: str = "json", *, check: bool = False) -> 
     done = Conversion()
     for path in cassette_files(paths):
         try:
-            text = path.read_text(encoding="utf-8")
+            # Never through a link: a YAML error quotes the line it stopped at.
+            text = read_plain(path, MAX_CASSETTE_BYTES).decode("utf-8")
             data = CassetteSerializer.deserialize(text)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             done.problems.append((path, str(exc)))

@@ -10,9 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_citebench.errors import CassetteMiss
-from pytest_citebench.recording.cassettes import client_versions, recorded_versions
+from pytest_citebench.recording.cassettes import NotPlainFile, client_versions, recorded_versions
 from pytest_citebench.recording.current import _CURRENT
-from pytest_citebench.recording.paths import error_note
+from pytest_citebench.recording.notes import read_note
 from pytest_citebench.recording.scrub import scrub_text, scrub_uri
 
 MISS_PREFIX = "cassette miss:"
@@ -28,7 +28,6 @@ def miss_error() -> CassetteMiss:
     request = current.misses[-1]
     path = current.path
     lines: list[str] = []
-    note = error_note(path)
     if path.is_file():
         lines.append(f"{MISS_PREFIX} {path} has no recording of this exact request")
         nearest = _nearest(current.cassette, request)
@@ -36,12 +35,20 @@ def miss_error() -> CassetteMiss:
             differences = request_differences(nearest, request)
             if differences:
                 lines.append("  differs from the recording: " + "; ".join(differences))
-    elif note.is_file():
-        original = note.read_text(encoding="utf-8", errors="replace").strip()
-        lines.append(f"{MISS_PREFIX} {path} was not saved: recording this item failed with")
-        lines.append("  " + scrub_text(original)[:2000].replace("\n", "\n  "))
     else:
-        lines.append(f"{MISS_PREFIX} {path} does not exist (never recorded)")
+        try:
+            original = read_note(path)
+        except NotPlainFile as exc:  # a link or a FIFO where the note would be: never read
+            lines.append(f"{MISS_PREFIX} {path} does not exist, and its error note is refused:")
+            lines.append(f"  {exc}")
+        except OSError:  # unreadable: as if there were none
+            lines.append(f"{MISS_PREFIX} {path} does not exist (never recorded)")
+        else:
+            if original is not None:
+                lines.append(f"{MISS_PREFIX} {path} was not saved: recording this item failed with")
+                lines.append("  " + scrub_text(original)[:2000].replace("\n", "\n  "))
+            else:
+                lines.append(f"{MISS_PREFIX} {path} does not exist (never recorded)")
     lines.append(f"  request: {request.method} {scrub_uri(request.uri)}")
     if path.is_file():
         then, now = recorded_versions(path), client_versions()

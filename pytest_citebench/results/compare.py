@@ -211,6 +211,53 @@ class Comparison:
             )
         return lines
 
+    def nothing_compared(self, results: str) -> str | None:
+        """Why no metric was tested, naming what each file holds; None when one was.
+
+        Why: against another model's baseline nothing pairs, no delta can fail, and the command
+        used to say nothing and exit 0, which a CI job reads as "no regression"."""
+        if self.deltas:
+            return None
+        ran = [(g.model, g.suite, g.task) for g in self.groups]
+        based = [
+            *self.missing,
+            *(
+                (g.model, g.suite, g.task)
+                for g in self.groups
+                if not g.note.startswith(NO_BASELINE)
+            ),
+        ]
+        if not set(ran) & set(based):
+            return (
+                f"{results} and {self.baseline} have no model x suite x task in common, so "
+                f"nothing was compared: {results} holds {_holding(ran)}; {self.baseline} holds "
+                f"{_holding(based)}. Compare runs of the same model on the same suites and tasks"
+            )
+        why = "; ".join(self.notes()[:4]) or "no item paired without an error"
+        return (
+            f"none of the {len(ran)} model x suite x task group(s) of {results} could be compared "
+            f"with {self.baseline}: {why}"
+        )
+
+
+def _holding(keys: Sequence[Key]) -> str:
+    """What a results file holds, for a person to see why two files do not pair."""
+    if not keys:
+        return "no item records"
+
+    def named(values: Iterable[str], noun: str) -> str:
+        distinct = sorted(set(values))
+        more = f" and {len(distinct) - 4} more" if len(distinct) > 4 else ""
+        return f"{noun} {', '.join(distinct[:4])}{more}"
+
+    return ", ".join(
+        (
+            named((k[0] for k in keys), "model(s)"),
+            named((k[1] for k in keys), "suite(s)"),
+            named((k[2] for k in keys), "task(s)"),
+        )
+    )
+
 
 def _group(records: Iterable[Mapping[str, Any]]) -> dict[Key, dict[str, Mapping[str, Any]]]:
     groups: dict[Key, dict[str, Mapping[str, Any]]] = defaultdict(dict)
@@ -462,8 +509,10 @@ def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
     out of every later comparison, which is exactly the kind of gap a baseline must not hide.
     """
     from pytest_citebench.results.aggregate import aggregate
-    from pytest_citebench.results.files import dedupe, read_results, write_results
+    from pytest_citebench.results.files import check_files, dedupe, read_results, write_results
+    from pytest_citebench.suites import suite_files_around
 
+    check_files([], [("--to", target)], reads=suite_files_around(target))  # not a suite's file
     items, _ = read_results(source)
     records, _, conflicts = dedupe(items)
     if not records:

@@ -40,11 +40,14 @@ def check_files(
     outputs: Sequence[tuple[str, Path | None]],
     *,
     allow: Collection[tuple[str, str]] = (),
+    reads: Sequence[tuple[str, Path | None]] = (),
 ) -> None:
     """``FileUsageError`` when an output would overwrite an input or another output, or an input
     is still being written by a run (its lock is held: it may be half written). ``allow``:
     (output flag, input flag) pairs that may name one file (a run resuming into its own results
-    file keeps it whole)."""
+    file keeps it whole). ``reads``: the other files the run reads (an answers file, a suite's
+    items, corpus and manifest, pyproject.toml), each with what named it: no output may be one
+    either, but they are not results files, so no run's lock is looked for on them."""
     from pytest_citebench.jsonl import is_locked
 
     for flag, path in inputs:
@@ -53,7 +56,7 @@ def check_files(
                 f"{flag} {path}: a pytest --citebench run is still writing it; wait for that run "
                 "to end, then try again"
             )
-    named = [(f, p) for f, p in inputs if p is not None]
+    named = [(f, p) for f, p in (*inputs, *reads) if p is not None]
     for flag, path in outputs:
         if path is None:
             continue

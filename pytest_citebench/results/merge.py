@@ -146,11 +146,18 @@ def run(
     from pytest_citebench.reports.terminal import render_table
     from pytest_citebench.results.conclude import Baseline, conclude
     from pytest_citebench.results.files import check_files, read_results
+    from pytest_citebench.suites import suite_files_around
 
     reports = dict(reports or {})
+    outputs = [("--out", out), *((fmt.merge_option, reports.get(fmt.name)) for fmt in FORMATS)]
     check_files(
         [*(("input", Path(p)) for p in paths), ("--baseline", baseline)],
-        [("--out", out), *((fmt.merge_option, reports.get(fmt.name)) for fmt in FORMATS)],
+        outputs,
+        # What merge reads besides results files, and any suite an output would land on.
+        reads=[
+            ("--pyproject", pyproject),
+            *(read for _, path in outputs if path is not None for read in suite_files_around(path)),
+        ],
     )
     merged = merge_files(paths)
     if merged.problems and not allow_partial:

@@ -133,8 +133,11 @@ def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[
     """Rescore every item record of ``path``; write items and fresh aggregates to ``out``
     (default: ``path`` itself, replaced atomically)."""
     from pytest_citebench.results.aggregate import aggregate
-    from pytest_citebench.results.files import read_results, write_results
+    from pytest_citebench.results.files import check_files, read_results, write_results
+    from pytest_citebench.suites import suite_files_around
 
+    if out is not None:  # never over a suite's file (rescoring in place is what -o is not for)
+        check_files([], [("-o", out)], reads=suite_files_around(out))
     items, _ = read_results(path)
     known = _suites(suites)
     stats = RescoreStats(items=len(items))
