@@ -28,6 +28,7 @@ from pytest_citebench.recording.cassettes import (
 )
 from pytest_citebench.recording.current import (
     ItemCassette,
+    answered_since,
     current_item,
     forget_since,
     miss_count,
@@ -83,6 +84,7 @@ __all__ = [
     "ItemCassette",
     "Recorder",
     "add_secrets",
+    "answered_since",
     "cassette_format",
     "cassette_path",
     "cassette_text",
