@@ -120,6 +120,49 @@ def test_import_turns_predictions_into_answer_lines(tmp_path: Path) -> None:
     assert verdict is not None and (verdict.label, verdict.confidence) == ("VALID", 0.7)
 
 
+@pytest.mark.parametrize(
+    "label", ["FAKE", None, 3, "REAL", "NOT VALID", "not hallucinated", "", "VALID?", True]
+)
+def test_import_refuses_a_label_hallmark_does_not_know(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], label: object
+) -> None:
+    """Issue 36: labels FAKE/null/3/REAL imported as "ok 8 answers", and the run exited 0 with
+    every entry unanswered. Now the import fails at the first such line, naming file:line and
+    the labels HALLMARK knows, and writes nothing."""
+    pred, out = tmp_path / "p.jsonl", tmp_path / "out.jsonl"
+    lines = [
+        {"bibtex_key": "a", "label": "VALID", "confidence": 0.9},
+        {"bibtex_key": "b", "label": label, "confidence": 0.9},
+    ]
+    pred.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert builder.main(["import", str(pred), "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "ok" not in captured.out and not out.exists()
+    assert f"{pred}:2: label {label!r} is not a HALLMARK label" in captured.err
+    assert "VALID, HALLUCINATED, UNCERTAIN" in captured.err and "Traceback" not in captured.err
+
+
+def test_import_reads_hallmark_labels_in_any_case_and_checks_confidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pred, out = tmp_path / "p.jsonl", tmp_path / "out.jsonl"
+    rows = [("a", " uncertain "), ("b", "Hallucinated"), ("c", "VALID")]
+    pred.write_text("".join(json.dumps({"bibtex_key": k, "label": x}) + "\n" for k, x in rows))
+    assert builder.main(["import", str(pred), "-o", str(out)]) == 0
+    assert "ok    3 answers" in capsys.readouterr().out
+    labels = [json.loads(line["answer"])["label"] for line in read_jsonl(out)]
+    assert labels == ["UNCERTAIN", "HALLUCINATED", "VALID"]
+    for bad in ("0.9", 1.5, -0.1, True):
+        pred.write_text(json.dumps({"bibtex_key": "a", "label": "VALID", "confidence": bad}) + "\n")
+        assert builder.main(["import", str(pred), "-o", str(out)]) == 1
+        assert (
+            f"{pred}:1: confidence {bad!r} is not a number from 0 to 1" in capsys.readouterr().err
+        )
+    pred.write_text("")
+    assert builder.main(["import", str(pred), "-o", str(out)]) == 1
+    assert "no prediction lines" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- parser
 
 
