@@ -271,6 +271,46 @@ def test_outcomes_say_right_false_alarm_miss_uncertain_unanswered() -> None:
     assert _score(v, "no idea").outcome == "unanswered"
 
 
+@pytest.mark.parametrize(
+    ("raw", "label"),
+    [
+        # A label slot (or a whole answer) holding one negated label: the other of the pair.
+        ('{"label": "NOT VALID"}', "HALLUCINATED"),
+        ('{"label": "not valid", "confidence": 0.9}', "HALLUCINATED"),
+        ('{"label": "NOT_VALID"}', "HALLUCINATED"),
+        ('{"label": "non-valid"}', "HALLUCINATED"),
+        ('{"label": "not hallucinated"}', "VALID"),
+        ('{"label": "is not a hallucination"}', "VALID"),
+        ('{"label": "NOT INVALID"}', "VALID"),
+        ("Not valid.", "HALLUCINATED"),
+        ("not hallucinated", "VALID"),
+        ("The entry is not valid.", "HALLUCINATED"),
+        ("This isn't VALID", "HALLUCINATED"),
+        # A negated UNCERTAIN names no label; a negation in prose is no verdict at all.
+        ('{"label": "not uncertain"}', None),
+        ("It is valid, not hallucinated", None),
+        ("The entry is not at all valid: the venue never existed", None),
+        ("NOT VALID (confidence 0.9)", None),
+        ('{"label": "maybe", "reason": "it is not hallucinated"}', None),
+        ("Label: NOT VALID", None),
+    ],
+)
+def test_a_negated_label_is_never_read_as_the_label_it_negates(raw: str, label: str | None) -> None:
+    """Issue 36: {"label": "NOT VALID"} and "not hallucinated" were read as the label they
+    negate (7 of 7). A negated label slot reads as the other label of the pair; a negation in
+    prose makes no verdict; never the negated label."""
+    verdict = parse_verdict(raw)
+    assert (verdict.label if verdict else None) == label
+    negated = "HALLUCINATED" if "hallucinat" in raw.lower() else "VALID"
+    assert verdict is None or verdict.label != negated or "INVALID" in raw
+    # Scored: a negated VALID on an invented entry is right, on a real one a false alarm.
+    if label == "HALLUCINATED":
+        assert _score(_sample(), raw).outcome == "correct"
+        assert _score(_sample("VALID", None), raw).reason.startswith("wrong (false alarm)")
+    if label is None:
+        assert _score(_sample(), raw).outcome == "unanswered"
+
+
 def test_prompt_shows_the_entry_as_bibtex() -> None:
     text = to_bibtex("k1", "article", {"year": "2020", "title": "A {B}", "author": "X and Y"})
     assert text == "@article{k1,\n  title = {A {B}},\n  author = {X and Y},\n  year = {2020},\n}"
