@@ -454,6 +454,140 @@ def test_rules_accept_a_title_without_the_registered_subtitle(tmp_path: Path) ->
     assert "registered to another work" in str(rules.check(other, {"registry": str(registry)}))
 
 
+_ONE_ENTRY = {
+    "id": "k1",
+    "bibtex_key": "k1",
+    "bibtex_type": "article",
+    "fields": {"title": "T", "author": "A B", "year": "2031"},
+    "label": "HALLUCINATED",
+    "hallucination_type": "future_date",
+    "difficulty_tier": 1,
+    "generation_method": "x",
+    "explanation": "x",
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "pyproject", "said"),
+    [
+        (
+            ["--citebench-param", "registry=regg"],
+            "",
+            "--citebench-param registry='regg': 'regg': no such file or folder; for "
+            "citebench/hallmark-rules, registry must be the path of a corpus.jsonl file",
+        ),
+        (
+            ["--citebench-param", "registry=empty"],
+            "",
+            "'empty': a folder with no corpus.jsonl under it",
+        ),
+        (
+            ["--citebench-param", "now_year=abc"],
+            "",
+            "--citebench-param now_year='abc': 'abc' is not a whole number; for "
+            "citebench/hallmark-rules, now_year must be a year, a whole number from 1000 to 9999",
+        ),
+        (["--citebench-param", "now_year=20300"], "", "20300 is not a four-digit year"),
+        (
+            ["--citebench-param", "regsitry=reg.jsonl"],
+            "",
+            "--citebench-param regsitry='reg.jsonl': citebench/hallmark-rules reads no "
+            "parameter 'regsitry' (did you mean registry?); the parameters it reads: now_year, "
+            "registry",
+        ),
+        (
+            ["--citebench-param", "seed=0"],
+            "",
+            "citebench/hallmark-rules reads no parameter 'seed'; the parameters it reads: "
+            "now_year, registry",
+        ),
+        (
+            [],
+            "[tool.citebench]\nparams = { now_yaer = 2030 }\n",
+            "[tool.citebench] params now_yaer=2030: citebench/hallmark-rules reads no parameter "
+            "'now_yaer' (did you mean now_year?)",
+        ),
+        (
+            ["--citebench-model", "rules"],
+            '[tool.citebench.models."rules"]\nmodel = "citebench/hallmark-rules"\n'
+            "params = { seed = 0 }\n",
+            '[tool.citebench.models."rules"] params seed=0: citebench/hallmark-rules reads no '
+            "parameter 'seed'",
+        ),
+        (
+            ["--citebench-model", "citebench/bm25", "--citebench-param", "now_year=3.5"],
+            "",
+            "3.5 is not a whole number; for citebench/bm25, now_year must be a year",
+        ),
+    ],
+    ids=[
+        "no-path",
+        "no-corpus",
+        "word-year",
+        "five-digits",
+        "typo",
+        "unread",
+        "pyproject-typo",
+        "profile",
+        "bm25",
+    ],
+)
+def test_a_rules_parameter_it_cannot_use_is_a_usage_error_at_start(
+    pytester: pytest.Pytester, args: list[str], pyproject: str, said: str
+) -> None:
+    """Issue 36: ``registry=regg`` silently turned the registry check off, and ``now_year=abc``
+    failed every item with a traceback. Each is one usage error before any item, naming where
+    it was given, the model and what the value must be (or the parameters there are)."""
+    suite = pytester.path / "suites" / "h"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text(
+        'name = "hallmark/h"\nversion = 1\ndescription = "d"\ntasks = ["detect"]\n'
+        '[source]\npaper = "p"\nurl = "u"\nlicence = "MIT"\n'
+    )
+    (suite / "items.jsonl").write_text(json.dumps(_ONE_ENTRY) + "\n")
+    (pytester.path / "empty").mkdir()
+    if pyproject:
+        (pytester.path / "pyproject.toml").write_text(pyproject)
+    model = [] if "--citebench-model" in args else ["--citebench-model", "citebench/hallmark-rules"]
+    result = pytester.runpytest_subprocess(
+        "--citebench", "suites", *model, *args, "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert said in err
+    assert "Traceback" not in err + result.stdout.str() and "INTERNALERROR" not in err
+    assert "passed" not in result.stdout.str() and "error" not in result.stdout.str().lower()
+
+
+def test_rules_parameters_that_work_and_a_remote_models_own_are_accepted(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """The way out works (a registry file and a year), and run-wide params that a remote model
+    of the run reads (seed) are not refused for the built-in beside it."""
+    suite = pytester.path / "suites" / "h"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text(
+        'name = "hallmark/h"\nversion = 1\ndescription = "d"\ntasks = ["detect"]\n'
+        '[source]\npaper = "p"\nurl = "u"\nlicence = "MIT"\n'
+    )
+    (suite / "items.jsonl").write_text(json.dumps(_ONE_ENTRY) + "\n")
+    (pytester.path / "reg.jsonl").write_text(json.dumps({"title": "T", "doi": "10.1234/x"}) + "\n")
+    ok = pytester.runpytest(
+        "--citebench", "suites", "--citebench-model", "citebench/hallmark-rules",
+        "--citebench-param", "registry=reg.jsonl", "--citebench-param", "now_year=2031",
+        "--citebench-results", "r.jsonl", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert ok.ret == 0, ok.stdout.str()
+    (record,) = [r for r in read_jsonl(pytester.path / "r.jsonl") if r["type"] == "item"]
+    assert record["outcome"] == "hallucinated"  # 2031 is no longer after now_year: a miss
+    mixed = pytester.runpytest(
+        "--citebench", "suites", "--citebench-model", "citebench/hallmark-rules",
+        "--citebench-model", "openai/x", "--citebench-param", "seed=0", "--collect-only",
+        "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert mixed.ret == 0, mixed.stdout.str() + mixed.stderr.str()
+
+
 @pytest.mark.parametrize(
     "doi",
     [
