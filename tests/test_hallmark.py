@@ -721,6 +721,36 @@ def test_conformal_threshold_on_a_detector_by_hand() -> None:
     assert by_alpha[0.2]["flag_if_p_hallucinated_at_least"] == pytest.approx(0.2)
 
 
+def test_conformal_with_too_few_items_says_so_instead_of_a_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: with few items the table printed "flag if P(H) >= inf" (the sign of -inf
+    dropped) beside a catch of 1.000. Now: "too few", and a line saying how many are needed."""
+    from pytest_citebench.papers.hallmark.guarding import conformal_rows
+
+    records = [_rec(f"h{i}", True, "VALID", i / 10) for i in range(1, 6)]
+    records += [_rec("v1", False, "VALID", 0.85), _rec("v2", False, "VALID", 0.95)]
+    by_alpha = {r["alpha"]: r for r in conformal_rows(records, (0.1, 0.2, 0.5))}
+    few = by_alpha[0.1]
+    assert few["too_few"] == "too few items for alpha=0.1: need n >= 9, have 5"
+    assert math.isnan(few["flag_if_p_hallucinated_at_least"]) and math.isnan(few["catch"])
+    # alpha 0.2 needs 4: the rule exists, but the held-out splits (n_cal = 2) are too few.
+    assert by_alpha[0.2]["too_few"] is None and by_alpha[0.2]["tau"] == pytest.approx(0.5)
+    assert by_alpha[0.2]["held_out_too_few"] == "too few items for alpha=0.2: need n >= 4, have 2"
+    assert math.isnan(by_alpha[0.2]["held_out_catch"])
+    assert by_alpha[0.5]["held_out_too_few"] is None
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    argv = ["conformal", str(results), "--alpha", "0.1", "--alpha", "0.2", "--alpha", "0.5"]
+    assert builder.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "inf" not in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("0.100"))
+    assert row.count("too few") == 2 and "1.000" not in row
+    assert "too few items for alpha=0.1: need n >= 9, have 5 invented entries" in out
+    assert "held-out splits calibrate on n_cal = 2: too few items for alpha=0.2" in out
+
+
 def test_agreement_of_two_detectors_by_hand_and_as_one_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,6 +28,7 @@ from pytest_citebench.papers.guard.setstats import (
     task_groups,
 )
 from pytest_citebench.papers.guard.settings import DEFAULT_ALPHAS, DEFAULT_TRIALS
+from pytest_citebench.papers.guard.stats import too_few
 
 
 def validity(record: Mapping[str, Any]) -> float | None:
@@ -52,17 +53,24 @@ def conformal_rows(
     for alpha in alphas:
         one = conformal_row(invented, valid, alpha, n_cal=n_cal, trials=DEFAULT_TRIALS)
         tau = one["tau"]
+        # Too few invented entries for alpha: tau is +inf, "flag everything", and its catch of
+        # 1.0 says nothing of the detector. Said as such (``too_few``), never printed as a rule.
+        few = too_few(len(invented), alpha)
+        held_few = None if n_cal is None else too_few(n_cal, alpha)
         rows.append(
             {
                 "alpha": alpha,
                 "k": one["k"],
                 "n": len(invented),
                 "tau": tau,
-                "flag_if_p_hallucinated_at_least": 1.0 - tau if math.isfinite(tau) else -math.inf,
-                "catch": one["catch"],
-                "flag_rate_valid": one["flag_rate"],
+                "too_few": few,
+                "flag_if_p_hallucinated_at_least": math.nan if few else 1.0 - tau,
+                "catch": math.nan if few else one["catch"],
+                "flag_rate_valid": math.nan if few else one["flag_rate"],
+                "held_out_n_cal": n_cal,
+                "held_out_too_few": held_few,
                 "held_out_catch": math.nan
-                if one["run"] is None
+                if one["run"] is None or held_few
                 else one["run"]["conformal"]["catch"]["mean"],
             }
         )
@@ -91,8 +99,25 @@ def agreement(
     return len(common), {name: (iv.estimate, iv.low, iv.high) for name, iv in intervals.items()}
 
 
+def too_few_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the "too few" cells and the missing held-out catches mean, one line per alpha."""
+    notes = []
+    for r in rows:
+        if r["too_few"]:
+            notes.append(
+                f"{r['too_few']} invented entries with a score: no threshold promises the "
+                "catch short of flagging every entry, so no rule is given"
+            )
+        if r["held_out_too_few"] and not r["too_few"]:
+            notes.append(
+                f"held-out splits calibrate on n_cal = {r['held_out_n_cal']}: "
+                f"{r['held_out_too_few']}, so no held-out catch"
+            )
+    return notes
+
+
 def _fmt(x: float) -> str:
-    return "-" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.3f}")
+    return "-" if not math.isfinite(x) else f"{x:.3f}"
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -124,20 +149,23 @@ def conformal_main(argv: Sequence[str]) -> int:
             f"{suite}  {model}: {scored} of {len(records)} entries scored "
             "(UNCERTAIN or no confidence left out)"
         )
+        found = conformal_rows(records, alphas)
         rows = [
             (
                 _fmt(r["alpha"]),
                 f"{r['k']}/{r['n']}",
-                _fmt(r["tau"]),
-                _fmt(r["flag_if_p_hallucinated_at_least"]),
+                "too few" if r["too_few"] else _fmt(r["tau"]),
+                "too few" if r["too_few"] else _fmt(r["flag_if_p_hallucinated_at_least"]),
                 _fmt(r["catch"]),
                 _fmt(r["held_out_catch"]),
                 _fmt(r["flag_rate_valid"]),
             )
-            for r in conformal_rows(records, alphas)
+            for r in found
         ]
         headers = ("alpha", "k/n", "tau P(VALID)", "flag if P(H) >=", "catch", "held-out")
         for line in text_table((*headers, "flag rate VALID"), rows, right_from=0, rule=True):
+            print("  " + line)
+        for line in too_few_notes(found):
             print("  " + line)
     print(
         "The catch guarantee (mean held-out catch >= 1 - alpha) holds only if the calibration "
