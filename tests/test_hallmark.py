@@ -777,6 +777,40 @@ def test_agreement_of_two_detectors_by_hand_and_as_one_command(
     assert "k/n" in capsys.readouterr().out
 
 
+def test_agree_with_a_detector_answering_all_uncertain_says_what_is_undefined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: ``hallmark agree`` with one detector answering all UNCERTAIN was a KeyError
+    traceback. Now it prints the statistics that are defined and a note for those that are not."""
+    from pytest_citebench.papers.hallmark.guarding import agreement
+
+    a = [_rec(f"i{k}", True, "HALLUCINATED" if k % 2 else "VALID", 0.9, "A") for k in range(4)]
+    unsure = [_rec(f"i{k}", True, "UNCERTAIN", 0.5, "U") for k in range(4)]
+    valid = [_rec(f"i{k}", True, "VALID", 0.9, "V") for k in range(4)]
+    assert agreement(a, unsure)[0] == 0
+    assert all(math.isnan(x) for iv in agreement(a, unsure)[1].values() for x in iv)
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in a + unsure + valid))
+    assert builder.main(["agree", str(results), "--model", "A", "--model", "U"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err and "KeyError" not in captured.err
+    assert "hallmark/x" in captured.out
+    assert (
+        "note: hallmark/x: no entry that both detectors classified (A: 4 of 4 classified; "
+        "U: 0 of 4 classified (4 UNCERTAIN)): nothing to compare" in captured.out
+    )
+    # Both said VALID to every shared entry: kappa and PSA are undefined, AC1 and NSA are not.
+    valid_too = [_rec(f"i{k}", True, "VALID", 0.9, "W") for k in range(4)]
+    results.write_text("".join(json.dumps(r) + "\n" for r in valid + valid_too))
+    assert builder.main(["agree", str(results), "--model", "V", "--model", "W"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("hallmark/x"))
+    assert row.split()[1:3] == ["4", "-"] and "1.000" in row
+    assert "note: hallmark/x: kappa is undefined: chance agreement is 1" in out
+    assert "note: hallmark/x: PSA is undefined: neither detector flagged a shared entry" in out
+    assert "AC1 is undefined" not in out and "NSA is undefined" not in out
+
+
 def test_gates_on_every_metric_and_sections_in_markdown_and_html(
     pytester: pytest.Pytester,
 ) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citebench.papers.guard.setstats import (
+    AGREEMENT_STATS,
     agreement_intervals,
     conformal_row,
     n_cal_for,
@@ -94,9 +95,45 @@ def agreement(
     fa, fb = flags(a), flags(b)
     common = sorted(set(fa) & set(fb))
     if not common:
-        return 0, {}
+        # No entry both classified (one answered UNCERTAIN, or nothing, throughout): every
+        # statistic is undefined, and said so (``undefined_notes``), never a KeyError.
+        return 0, {name: (math.nan, math.nan, math.nan) for name in AGREEMENT_STATS}
     intervals = agreement_intervals([fa[i] for i in common], [fb[i] for i in common])
     return len(common), {name: (iv.estimate, iv.low, iv.high) for name, iv in intervals.items()}
+
+
+def _classified(records: Sequence[Mapping[str, Any]]) -> str:
+    """How many of a detector's entries it classified, and what the rest were."""
+    from collections import Counter
+
+    said = Counter(
+        "classified"
+        if "flagged" in (r.get("metrics") or {})
+        else {"abstained": "UNCERTAIN", "error": "error"}.get(str(r.get("outcome")), "unanswered")
+        for r in records
+    )
+    rest = ", ".join(f"{n} {kind}" for kind, n in sorted(said.items()) if kind != "classified")
+    return f"{said['classified']} of {len(records)} classified" + (f" ({rest})" if rest else "")
+
+
+def undefined_notes(
+    suite: str,
+    n: int,
+    stats: Mapping[str, tuple[float, float, float]],
+    named: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
+) -> list[str]:
+    """Why a statistic of ``agree`` is shown as "-": a line per undefined one."""
+    if n == 0:
+        who = "; ".join(f"{model}: {_classified(records)}" for model, records in named)
+        return [f"{suite}: no entry that both detectors classified ({who}): nothing to compare"]
+    why = {
+        "kappa": "kappa is undefined: chance agreement is 1 (both detectors gave every shared "
+        "entry one and the same label)",
+        "ac1": "AC1 is undefined on these entries",
+        "psa": "PSA is undefined: neither detector flagged a shared entry",
+        "nsa": "NSA is undefined: neither detector called a shared entry VALID",
+    }
+    return [f"{suite}: {why[k]}" for k in AGREEMENT_STATS if math.isnan(stats[k][0])]
 
 
 def too_few_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -114,6 +151,16 @@ def too_few_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"{r['held_out_too_few']}, so no held-out catch"
             )
     return notes
+
+
+def _iv(value: float, low: float, high: float) -> str:
+    """``value [low, high]``; the value alone when no bootstrap replicate defined an interval;
+    ``-`` when the statistic itself is undefined (a note says why)."""
+    from pytest_citebench.papers.guard.summary import fmt_iv
+
+    if math.isnan(value) or not (math.isnan(low) or math.isnan(high)):
+        return fmt_iv(value, low, high)
+    return f"{value:.3f}"
 
 
 def _fmt(x: float) -> str:
@@ -176,7 +223,6 @@ def conformal_main(argv: Sequence[str]) -> int:
 
 def agree_main(argv: Sequence[str]) -> int:
     """``hallmark agree RESULTS --model A --model B``: two detectors' agreement per suite."""
-    from pytest_citebench.papers.guard.summary import fmt_iv
     from pytest_citebench.reports.table import text_table
 
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench hallmark agree")
@@ -199,13 +245,18 @@ def agree_main(argv: Sequence[str]) -> int:
         )
         return 1
     rows = []
+    notes: list[str] = []
     for suite in suites:
-        n, stats = agreement(groups[(suite, args.model[0])], groups[(suite, args.model[1])])
-        cells = [fmt_iv(*stats[k]) for k in ("kappa", "ac1", "psa", "nsa")]
+        pair = [(m, groups[(suite, m)]) for m in args.model]
+        n, stats = agreement(pair[0][1], pair[1][1])
+        cells = [_iv(*stats[k]) for k in ("kappa", "ac1", "psa", "nsa")]
         rows.append((suite, str(n), *cells))
+        notes += undefined_notes(suite, n, stats, pair)
     print(f"agreement of {args.model[0]} and {args.model[1]} on what to flag (bootstrap 95% CI)")
     for line in text_table(
         ("suite", "n", "kappa", "AC1", "PSA (flag)", "NSA (valid)"), rows, right_from=1, rule=True
     ):
         print(line)
+    for note in notes:
+        print(f"note: {note}")
     return 0
