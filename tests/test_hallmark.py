@@ -848,6 +848,44 @@ def test_gates_on_every_metric_and_sections_in_markdown_and_html(
         assert "placeholder_authors" in text
 
 
+def test_uncertain_is_a_count_in_every_report_and_never_a_bar(pytester: pytest.Pytester) -> None:
+    """Issue 36: 40 UNCERTAIN answers showed as ``uncertain 4000.0`` in the terminal and the
+    HTML, a chart tooltip ``4000.0%`` and a bar clipped at 100% (the gate read 40, rightly).
+    The metric is declared a count; every report prints 40, and no chart draws it."""
+    from pytest_citebench import registry
+
+    assert registry.metric_spec("uncertain").scale == "count"
+    shutil.copytree(SUITES / "real-world", pytester.path / "suites" / "real-world")
+    ids = [json.loads(line)["id"] for line in (SUITES / "real-world" / "items.jsonl").open()]
+    answers = [
+        {"id": i, "answer": json.dumps({"label": "UNCERTAIN" if k < 40 else "VALID"})}
+        for k, i in enumerate(ids)
+    ]
+    (pytester.path / "a.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    result = pytester.runpytest(
+        "--citebench", "--citebench-model", "answers:a.jsonl", "-v",
+        "--citebench-gate", "hallmark/*:detect:uncertain<=40",
+        "--citebench-html", "r.html", "--citebench-markdown", "r.md", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    out = result.stdout.str()
+    assert "PASS gate hallmark/*:detect:uncertain<=40" in out and "measured 40" in out
+    assert "uncertain 40," in out and "4000" not in out
+    table = next(
+        line for line in out.splitlines() if line.startswith("hallmark/real-world  detect")
+    )
+    assert "  40  " in table
+    for report in ("r.html", "r.md"):
+        text = (pytester.path / report).read_text()
+        assert "uncertain 40," in text and "4000" not in text, report
+    html = (pytester.path / "r.html").read_text()
+    assert "uncertain —" not in html  # no bar chart of it
+    md_row = next(
+        line for line in (pytester.path / "r.md").read_text().splitlines()
+        if line.startswith("| hallmark/real-world | detect |")
+    )  # fmt: skip
+    assert "| 40 |" in md_row
+
+
 def test_an_item_without_a_gold_label_is_an_error_before_any_call() -> None:
     import asyncio
 
