@@ -370,6 +370,25 @@ AnswerFn = Callable[[Hint, dict[str, Any]], str]
 
 
 @dataclass(frozen=True)
+class ModelOption:
+    """A parameter a built-in model (``citebench/<name>``) reads from its params
+    (``--citebench-param NAME=VALUE``, ``[tool.citebench] params``, a profile's ``params``).
+
+    Declared so the start of a run can check it (``models/options.py``): a value the model cannot
+    use, or a name no model of the run reads, is one usage error listing the valid ones. Before,
+    ``registry=regg`` silently turned a check off and ``now_year=abc`` failed every item.
+    """
+
+    name: str
+    #: What a value must be, as the error says it ("a year: a whole number from 1000 to 9999").
+    must_be: str
+    #: Why a value cannot be used, or None when it can.
+    problem: Callable[[Any], str | None]
+    #: The built-in models that read it, by the name after ``citebench/``.
+    models: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Derived:
     """One sample of a derived suite: the new sample, or None with the reason it was skipped.
 
@@ -444,6 +463,9 @@ class Paper:
     variants: tuple[Variant, ...] = ()
     #: Extra offline models (``citebench/<name>``), given the core's baselines to wrap.
     local_models: Callable[[Mapping[str, AnswerFn]], dict[str, AnswerFn]] | None = None
+    #: The parameters the paper's offline answering reads, for the start-up check: its own
+    #: models' and what its tasks' ``offline_answer`` reads when a core baseline answers them.
+    model_options: tuple[ModelOption, ...] = ()
 
     def __iter__(self) -> Iterator[Task]:
         return iter(self.tasks)

@@ -40,6 +40,31 @@ def latency_warnings(models: Sequence[Model], records: Sequence[Mapping[str, Any
     return out
 
 
+def usage_warnings(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per model some of whose calls came back with token counts that cannot be
+    believed (``models.usage.usage_problem``): said once, not per call, with an example. Their
+    tokens and cost are unknown in the records and reports; ``--citebench-max-cost`` counted
+    each at an upper bound of its price, never as a credit."""
+    calls: dict[str, int] = {}
+    example: dict[str, str] = {}
+    for record in records:
+        usage = record.get("usage")
+        if not isinstance(usage, Mapping):
+            continue
+        count = usage.get("untrusted")
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            model = str(record.get("model"))
+            calls[model] = calls.get(model, 0) + count
+            example.setdefault(model, str(usage.get("untrusted_reason") or ""))
+    return [
+        f"WARNING {model}: the server's token counts for {n} call(s) could not be believed "
+        f"(e.g. {example[model] or 'unreadable'}): their tokens and cost are reported as "
+        "unknown; a --citebench-max-cost cap counts each such call at the most it can have "
+        "cost (every prompt byte a token, all of max_tokens), never as a credit"
+        for model, n in sorted(calls.items())
+    ]
+
+
 # Request fields a flag of the run sets: a miss that differs only in these is fixed by replaying
 # with the recorded values, not by recording again.
 _SAMPLING_FLAGS = {

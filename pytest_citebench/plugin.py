@@ -375,7 +375,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             for line in lines(estimate(jobs)):
                 terminalreporter.write_line(line)
         return
-    from pytest_citebench.diagnostics import latency_warnings, miss_report
+    from pytest_citebench.diagnostics import latency_warnings, miss_report, usage_warnings
     from pytest_citebench.reports.run_settings import command_settings, sampling_line
     from pytest_citebench.reports.summary import RunFacts, write_summary
     from pytest_citebench.results.conclude import interrupted
@@ -409,6 +409,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for error in ledger.output_errors:
         terminalreporter.write_line(f"ERROR {error}", red=True)
     for line in latency_warnings(cb.models, ledger.records):
+        terminalreporter.write_line(line, yellow=True)
+    for line in usage_warnings(ledger.records):
         terminalreporter.write_line(line, yellow=True)
     misses = miss_report(
         ledger.records, [str(a) for a in cb.config.invocation_params.args], command_settings(opts)

@@ -42,6 +42,7 @@ class CitebenchSession:
         startup.check_keys(self.options, plain)
         if not self.is_worker:
             startup.check_prices(self.options, plain)
+            startup.check_model_options(self.options, plain)
         self.models = with_rag(plain, self.options)
         self.gates: list[Gate] = gates_from(self.options.gates, "--citebench-gate") + gates_from(
             self.options.pyproject_gates, "pyproject.toml [tool.citebench]"

@@ -113,6 +113,17 @@ def check_prices(options: Options, models: Sequence[Model]) -> None:
         )
 
 
+def check_model_options(options: Options, models: Sequence[Model]) -> None:
+    """A built-in model's parameter it cannot use (``registry=regg``, ``now_year=abc``), or a
+    name none of the run's built-in models reads, is one usage error listing them all, before
+    any item (``models/options.py``), never a check silently off or an error per item."""
+    from pytest_citebench.models.options import option_problems
+
+    problems = option_problems(models, options)
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
+
+
 def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> None:
     """Every gate must name a suite and task that exist (``gates.check_known``), and the gates
     of the suites this run collects are added now.

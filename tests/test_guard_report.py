@@ -31,9 +31,11 @@ def test_section_numbers_match_a_hand_computed_case() -> None:
     # Four identical unsupported scores make every random split the same, so the held-out
     # columns are exact. tau(alpha) on all four: k = ceil(5 (1 - alpha)), +inf when k > 4
     # (alpha < 0.2), else the 0.2 they all share. Held-out (n_cal = 2): k = ceil(3 (1 - alpha))
-    # > 2 for alpha <= 0.3 (tau = inf: every citation flagged, catch = flag rate = 100%); for
-    # alpha 0.4 and 0.5, k = 2, tau = 0.2: both held-out negatives caught, and 1 of the 3
-    # supported scores (0.1) is <= 0.2, a flag rate of 33.3%.
+    # > 2 for alpha <= 0.3 (tau = inf: every citation flagged, catch = flag rate = 100%, which
+    # says nothing, so since issue 36 those cells are "-" and tau = inf reads "too few (need
+    # n >= (1 - alpha) / alpha)", never "inf" beside a catch of 100%); for alpha 0.4 and 0.5,
+    # k = 2, tau = 0.2: both held-out negatives caught, and 1 of the 3 supported scores (0.1)
+    # is <= 0.2, a flag rate of 33.3%.
     records = calibration_records([0.2, 0.2, 0.2, 0.2], [0.1, 0.5, 0.9])
     (section,) = sections([], records)
     assert PAPER.sections is sections
@@ -41,13 +43,13 @@ def test_section_numbers_match_a_hand_computed_case() -> None:
     assert section.headers == ("suite", "model", "n", "α", "τ(α)", "catch", "flag rate")
     assert section.note == NOTE
     expected = {
-        0.01: ("inf", "100.0", "100.0"),
-        0.02: ("inf", "100.0", "100.0"),
-        0.05: ("inf", "100.0", "100.0"),
-        0.1: ("inf", "100.0", "100.0"),
-        0.15: ("inf", "100.0", "100.0"),
-        0.2: ("0.200", "100.0", "100.0"),
-        0.3: ("0.200", "100.0", "100.0"),
+        0.01: ("too few (need n ≥ 99)", "-", "-"),
+        0.02: ("too few (need n ≥ 49)", "-", "-"),
+        0.05: ("too few (need n ≥ 19)", "-", "-"),
+        0.1: ("too few (need n ≥ 9)", "-", "-"),
+        0.15: ("too few (need n ≥ 6)", "-", "-"),
+        0.2: ("0.200", "-", "-"),
+        0.3: ("0.200", "-", "-"),
         0.4: ("0.200", "100.0", "33.3"),
         0.5: ("0.200", "100.0", "33.3"),
     }
@@ -69,7 +71,8 @@ def test_section_numbers_match_a_hand_computed_case() -> None:
     ]
     tau, catch, flag, target = (values for _, values, _ in chart.data["lines"])
     assert [math.isinf(t) for t in tau] == [a < 0.2 for a in GUARD_ALPHAS]
-    assert catch == (1.0,) * len(GUARD_ALPHAS)
+    assert [math.isnan(c) for c in catch] == [a <= 0.3 for a in GUARD_ALPHAS]
+    assert catch[-2:] == (1.0, 1.0)
     assert flag[-2:] == pytest.approx((1 / 3, 1 / 3))
     assert target == tuple(1 - a for a in GUARD_ALPHAS)
 
@@ -112,6 +115,25 @@ def test_chart_and_terminal_table_use_the_same_splits(monkeypatch: pytest.Monkey
     assert chart_catch() == table_catch()
     line = next(x for x in calibrate_summary(records) if x.lstrip().startswith("0.1 "))
     assert f" {table_catch():.3f} [" in line  # the terminal prints the same mean
-    monkeypatch.setenv("CITEBENCH_GUARD_N_CAL", "8")
+    monkeypatch.setenv("CITEBENCH_GUARD_N_CAL", "10")  # >= 9: alpha 0.1 has a finite tau
     monkeypatch.setenv("CITEBENCH_GUARD_TRIALS", "7")
     assert chart_catch() == table_catch()
+
+
+def test_the_terminal_table_says_too_few_instead_of_an_infinite_tau() -> None:
+    """Issue 36: a tau of +inf (too few unsupported points for alpha) printed as "inf" beside a
+    catch of 1.000; now "too few" with a line saying how many alpha needs, in the terminal
+    table as in the report section, and the calibrate metrics are undefined, not 1.0."""
+    from pytest_citebench.papers.guard.setstats import calibration_stats
+    from pytest_citebench.papers.guard.summary import calibrate_summary
+
+    records = calibration_records([0.1, 0.2, 0.3, 0.4, 0.5], [0.6, 0.7])
+    lines = calibrate_summary(records)
+    text = "\n".join(lines)
+    assert " inf " not in text and not any(x.rstrip().endswith("inf") for x in lines)
+    row = next(x for x in lines if x.lstrip().startswith("0.1 "))
+    assert "too few" in row and "1.000" not in row
+    assert "alpha 0.1: too few items for alpha=0.1: need n >= 9, have 5 unsupported points" in text
+    assert "alpha 0.1, held-out (n_cal = 2): too few items for alpha=0.1: need n >= 9" in text
+    stats = calibration_stats(records)  # primary alpha 0.1: undefined, so a gate fails
+    assert math.isnan(stats["tau"].value) and math.isnan(stats["catch_rate"].value)

@@ -120,6 +120,49 @@ def test_import_turns_predictions_into_answer_lines(tmp_path: Path) -> None:
     assert verdict is not None and (verdict.label, verdict.confidence) == ("VALID", 0.7)
 
 
+@pytest.mark.parametrize(
+    "label", ["FAKE", None, 3, "REAL", "NOT VALID", "not hallucinated", "", "VALID?", True]
+)
+def test_import_refuses_a_label_hallmark_does_not_know(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], label: object
+) -> None:
+    """Issue 36: labels FAKE/null/3/REAL imported as "ok 8 answers", and the run exited 0 with
+    every entry unanswered. Now the import fails at the first such line, naming file:line and
+    the labels HALLMARK knows, and writes nothing."""
+    pred, out = tmp_path / "p.jsonl", tmp_path / "out.jsonl"
+    lines = [
+        {"bibtex_key": "a", "label": "VALID", "confidence": 0.9},
+        {"bibtex_key": "b", "label": label, "confidence": 0.9},
+    ]
+    pred.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert builder.main(["import", str(pred), "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "ok" not in captured.out and not out.exists()
+    assert f"{pred}:2: label {label!r} is not a HALLMARK label" in captured.err
+    assert "VALID, HALLUCINATED, UNCERTAIN" in captured.err and "Traceback" not in captured.err
+
+
+def test_import_reads_hallmark_labels_in_any_case_and_checks_confidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pred, out = tmp_path / "p.jsonl", tmp_path / "out.jsonl"
+    rows = [("a", " uncertain "), ("b", "Hallucinated"), ("c", "VALID")]
+    pred.write_text("".join(json.dumps({"bibtex_key": k, "label": x}) + "\n" for k, x in rows))
+    assert builder.main(["import", str(pred), "-o", str(out)]) == 0
+    assert "ok    3 answers" in capsys.readouterr().out
+    labels = [json.loads(line["answer"])["label"] for line in read_jsonl(out)]
+    assert labels == ["UNCERTAIN", "HALLUCINATED", "VALID"]
+    for bad in ("0.9", 1.5, -0.1, True):
+        pred.write_text(json.dumps({"bibtex_key": "a", "label": "VALID", "confidence": bad}) + "\n")
+        assert builder.main(["import", str(pred), "-o", str(out)]) == 1
+        assert (
+            f"{pred}:1: confidence {bad!r} is not a number from 0 to 1" in capsys.readouterr().err
+        )
+    pred.write_text("")
+    assert builder.main(["import", str(pred), "-o", str(out)]) == 1
+    assert "no prediction lines" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -226,6 +269,46 @@ def test_outcomes_say_right_false_alarm_miss_uncertain_unanswered() -> None:
     unsure = _score(v, '{"label": "UNCERTAIN", "confidence": 0.5}')
     assert unsure.outcome == "abstained" and "flagged" not in unsure.metrics
     assert _score(v, "no idea").outcome == "unanswered"
+
+
+@pytest.mark.parametrize(
+    ("raw", "label"),
+    [
+        # A label slot (or a whole answer) holding one negated label: the other of the pair.
+        ('{"label": "NOT VALID"}', "HALLUCINATED"),
+        ('{"label": "not valid", "confidence": 0.9}', "HALLUCINATED"),
+        ('{"label": "NOT_VALID"}', "HALLUCINATED"),
+        ('{"label": "non-valid"}', "HALLUCINATED"),
+        ('{"label": "not hallucinated"}', "VALID"),
+        ('{"label": "is not a hallucination"}', "VALID"),
+        ('{"label": "NOT INVALID"}', "VALID"),
+        ("Not valid.", "HALLUCINATED"),
+        ("not hallucinated", "VALID"),
+        ("The entry is not valid.", "HALLUCINATED"),
+        ("This isn't VALID", "HALLUCINATED"),
+        # A negated UNCERTAIN names no label; a negation in prose is no verdict at all.
+        ('{"label": "not uncertain"}', None),
+        ("It is valid, not hallucinated", None),
+        ("The entry is not at all valid: the venue never existed", None),
+        ("NOT VALID (confidence 0.9)", None),
+        ('{"label": "maybe", "reason": "it is not hallucinated"}', None),
+        ("Label: NOT VALID", None),
+    ],
+)
+def test_a_negated_label_is_never_read_as_the_label_it_negates(raw: str, label: str | None) -> None:
+    """Issue 36: {"label": "NOT VALID"} and "not hallucinated" were read as the label they
+    negate (7 of 7). A negated label slot reads as the other label of the pair; a negation in
+    prose makes no verdict; never the negated label."""
+    verdict = parse_verdict(raw)
+    assert (verdict.label if verdict else None) == label
+    negated = "HALLUCINATED" if "hallucinat" in raw.lower() else "VALID"
+    assert verdict is None or verdict.label != negated or "INVALID" in raw
+    # Scored: a negated VALID on an invented entry is right, on a real one a false alarm.
+    if label == "HALLUCINATED":
+        assert _score(_sample(), raw).outcome == "correct"
+        assert _score(_sample("VALID", None), raw).reason.startswith("wrong (false alarm)")
+    if label is None:
+        assert _score(_sample(), raw).outcome == "unanswered"
 
 
 def test_prompt_shows_the_entry_as_bibtex() -> None:
@@ -371,6 +454,140 @@ def test_rules_accept_a_title_without_the_registered_subtitle(tmp_path: Path) ->
     assert "registered to another work" in str(rules.check(other, {"registry": str(registry)}))
 
 
+_ONE_ENTRY = {
+    "id": "k1",
+    "bibtex_key": "k1",
+    "bibtex_type": "article",
+    "fields": {"title": "T", "author": "A B", "year": "2031"},
+    "label": "HALLUCINATED",
+    "hallucination_type": "future_date",
+    "difficulty_tier": 1,
+    "generation_method": "x",
+    "explanation": "x",
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "pyproject", "said"),
+    [
+        (
+            ["--citebench-param", "registry=regg"],
+            "",
+            "--citebench-param registry='regg': 'regg': no such file or folder; for "
+            "citebench/hallmark-rules, registry must be the path of a corpus.jsonl file",
+        ),
+        (
+            ["--citebench-param", "registry=empty"],
+            "",
+            "'empty': a folder with no corpus.jsonl under it",
+        ),
+        (
+            ["--citebench-param", "now_year=abc"],
+            "",
+            "--citebench-param now_year='abc': 'abc' is not a whole number; for "
+            "citebench/hallmark-rules, now_year must be a year, a whole number from 1000 to 9999",
+        ),
+        (["--citebench-param", "now_year=20300"], "", "20300 is not a four-digit year"),
+        (
+            ["--citebench-param", "regsitry=reg.jsonl"],
+            "",
+            "--citebench-param regsitry='reg.jsonl': citebench/hallmark-rules reads no "
+            "parameter 'regsitry' (did you mean registry?); the parameters it reads: now_year, "
+            "registry",
+        ),
+        (
+            ["--citebench-param", "seed=0"],
+            "",
+            "citebench/hallmark-rules reads no parameter 'seed'; the parameters it reads: "
+            "now_year, registry",
+        ),
+        (
+            [],
+            "[tool.citebench]\nparams = { now_yaer = 2030 }\n",
+            "[tool.citebench] params now_yaer=2030: citebench/hallmark-rules reads no parameter "
+            "'now_yaer' (did you mean now_year?)",
+        ),
+        (
+            ["--citebench-model", "rules"],
+            '[tool.citebench.models."rules"]\nmodel = "citebench/hallmark-rules"\n'
+            "params = { seed = 0 }\n",
+            '[tool.citebench.models."rules"] params seed=0: citebench/hallmark-rules reads no '
+            "parameter 'seed'",
+        ),
+        (
+            ["--citebench-model", "citebench/bm25", "--citebench-param", "now_year=3.5"],
+            "",
+            "3.5 is not a whole number; for citebench/bm25, now_year must be a year",
+        ),
+    ],
+    ids=[
+        "no-path",
+        "no-corpus",
+        "word-year",
+        "five-digits",
+        "typo",
+        "unread",
+        "pyproject-typo",
+        "profile",
+        "bm25",
+    ],
+)
+def test_a_rules_parameter_it_cannot_use_is_a_usage_error_at_start(
+    pytester: pytest.Pytester, args: list[str], pyproject: str, said: str
+) -> None:
+    """Issue 36: ``registry=regg`` silently turned the registry check off, and ``now_year=abc``
+    failed every item with a traceback. Each is one usage error before any item, naming where
+    it was given, the model and what the value must be (or the parameters there are)."""
+    suite = pytester.path / "suites" / "h"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text(
+        'name = "hallmark/h"\nversion = 1\ndescription = "d"\ntasks = ["detect"]\n'
+        '[source]\npaper = "p"\nurl = "u"\nlicence = "MIT"\n'
+    )
+    (suite / "items.jsonl").write_text(json.dumps(_ONE_ENTRY) + "\n")
+    (pytester.path / "empty").mkdir()
+    if pyproject:
+        (pytester.path / "pyproject.toml").write_text(pyproject)
+    model = [] if "--citebench-model" in args else ["--citebench-model", "citebench/hallmark-rules"]
+    result = pytester.runpytest_subprocess(
+        "--citebench", "suites", *model, *args, "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert said in err
+    assert "Traceback" not in err + result.stdout.str() and "INTERNALERROR" not in err
+    assert "passed" not in result.stdout.str() and "error" not in result.stdout.str().lower()
+
+
+def test_rules_parameters_that_work_and_a_remote_models_own_are_accepted(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """The way out works (a registry file and a year), and run-wide params that a remote model
+    of the run reads (seed) are not refused for the built-in beside it."""
+    suite = pytester.path / "suites" / "h"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text(
+        'name = "hallmark/h"\nversion = 1\ndescription = "d"\ntasks = ["detect"]\n'
+        '[source]\npaper = "p"\nurl = "u"\nlicence = "MIT"\n'
+    )
+    (suite / "items.jsonl").write_text(json.dumps(_ONE_ENTRY) + "\n")
+    (pytester.path / "reg.jsonl").write_text(json.dumps({"title": "T", "doi": "10.1234/x"}) + "\n")
+    ok = pytester.runpytest(
+        "--citebench", "suites", "--citebench-model", "citebench/hallmark-rules",
+        "--citebench-param", "registry=reg.jsonl", "--citebench-param", "now_year=2031",
+        "--citebench-results", "r.jsonl", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert ok.ret == 0, ok.stdout.str()
+    (record,) = [r for r in read_jsonl(pytester.path / "r.jsonl") if r["type"] == "item"]
+    assert record["outcome"] == "hallucinated"  # 2031 is no longer after now_year: a miss
+    mixed = pytester.runpytest(
+        "--citebench", "suites", "--citebench-model", "citebench/hallmark-rules",
+        "--citebench-model", "openai/x", "--citebench-param", "seed=0", "--collect-only",
+        "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert mixed.ret == 0, mixed.stdout.str() + mixed.stderr.str()
+
+
 @pytest.mark.parametrize(
     "doi",
     [
@@ -504,6 +721,36 @@ def test_conformal_threshold_on_a_detector_by_hand() -> None:
     assert by_alpha[0.2]["flag_if_p_hallucinated_at_least"] == pytest.approx(0.2)
 
 
+def test_conformal_with_too_few_items_says_so_instead_of_a_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: with few items the table printed "flag if P(H) >= inf" (the sign of -inf
+    dropped) beside a catch of 1.000. Now: "too few", and a line saying how many are needed."""
+    from pytest_citebench.papers.hallmark.guarding import conformal_rows
+
+    records = [_rec(f"h{i}", True, "VALID", i / 10) for i in range(1, 6)]
+    records += [_rec("v1", False, "VALID", 0.85), _rec("v2", False, "VALID", 0.95)]
+    by_alpha = {r["alpha"]: r for r in conformal_rows(records, (0.1, 0.2, 0.5))}
+    few = by_alpha[0.1]
+    assert few["too_few"] == "too few items for alpha=0.1: need n >= 9, have 5"
+    assert math.isnan(few["flag_if_p_hallucinated_at_least"]) and math.isnan(few["catch"])
+    # alpha 0.2 needs 4: the rule exists, but the held-out splits (n_cal = 2) are too few.
+    assert by_alpha[0.2]["too_few"] is None and by_alpha[0.2]["tau"] == pytest.approx(0.5)
+    assert by_alpha[0.2]["held_out_too_few"] == "too few items for alpha=0.2: need n >= 4, have 2"
+    assert math.isnan(by_alpha[0.2]["held_out_catch"])
+    assert by_alpha[0.5]["held_out_too_few"] is None
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    argv = ["conformal", str(results), "--alpha", "0.1", "--alpha", "0.2", "--alpha", "0.5"]
+    assert builder.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "inf" not in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("0.100"))
+    assert row.count("too few") == 2 and "1.000" not in row
+    assert "too few items for alpha=0.1: need n >= 9, have 5 invented entries" in out
+    assert "held-out splits calibrate on n_cal = 2: too few items for alpha=0.2" in out
+
+
 def test_agreement_of_two_detectors_by_hand_and_as_one_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -528,6 +775,40 @@ def test_agreement_of_two_detectors_by_hand_and_as_one_command(
     assert "hallmark/x" in out and "0.500 [" in out
     assert builder.main(["conformal", str(results)]) == 0
     assert "k/n" in capsys.readouterr().out
+
+
+def test_agree_with_a_detector_answering_all_uncertain_says_what_is_undefined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: ``hallmark agree`` with one detector answering all UNCERTAIN was a KeyError
+    traceback. Now it prints the statistics that are defined and a note for those that are not."""
+    from pytest_citebench.papers.hallmark.guarding import agreement
+
+    a = [_rec(f"i{k}", True, "HALLUCINATED" if k % 2 else "VALID", 0.9, "A") for k in range(4)]
+    unsure = [_rec(f"i{k}", True, "UNCERTAIN", 0.5, "U") for k in range(4)]
+    valid = [_rec(f"i{k}", True, "VALID", 0.9, "V") for k in range(4)]
+    assert agreement(a, unsure)[0] == 0
+    assert all(math.isnan(x) for iv in agreement(a, unsure)[1].values() for x in iv)
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in a + unsure + valid))
+    assert builder.main(["agree", str(results), "--model", "A", "--model", "U"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err and "KeyError" not in captured.err
+    assert "hallmark/x" in captured.out
+    assert (
+        "note: hallmark/x: no entry that both detectors classified (A: 4 of 4 classified; "
+        "U: 0 of 4 classified (4 UNCERTAIN)): nothing to compare" in captured.out
+    )
+    # Both said VALID to every shared entry: kappa and PSA are undefined, AC1 and NSA are not.
+    valid_too = [_rec(f"i{k}", True, "VALID", 0.9, "W") for k in range(4)]
+    results.write_text("".join(json.dumps(r) + "\n" for r in valid + valid_too))
+    assert builder.main(["agree", str(results), "--model", "V", "--model", "W"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("hallmark/x"))
+    assert row.split()[1:3] == ["4", "-"] and "1.000" in row
+    assert "note: hallmark/x: kappa is undefined: chance agreement is 1" in out
+    assert "note: hallmark/x: PSA is undefined: neither detector flagged a shared entry" in out
+    assert "AC1 is undefined" not in out and "NSA is undefined" not in out
 
 
 def test_gates_on_every_metric_and_sections_in_markdown_and_html(
@@ -565,6 +846,44 @@ def test_gates_on_every_metric_and_sections_in_markdown_and_html(
         text = (pytester.path / report).read_text()
         assert "HALLMARK per difficulty tier" in text and "HALLMARK per hallucination type" in text
         assert "placeholder_authors" in text
+
+
+def test_uncertain_is_a_count_in_every_report_and_never_a_bar(pytester: pytest.Pytester) -> None:
+    """Issue 36: 40 UNCERTAIN answers showed as ``uncertain 4000.0`` in the terminal and the
+    HTML, a chart tooltip ``4000.0%`` and a bar clipped at 100% (the gate read 40, rightly).
+    The metric is declared a count; every report prints 40, and no chart draws it."""
+    from pytest_citebench import registry
+
+    assert registry.metric_spec("uncertain").scale == "count"
+    shutil.copytree(SUITES / "real-world", pytester.path / "suites" / "real-world")
+    ids = [json.loads(line)["id"] for line in (SUITES / "real-world" / "items.jsonl").open()]
+    answers = [
+        {"id": i, "answer": json.dumps({"label": "UNCERTAIN" if k < 40 else "VALID"})}
+        for k, i in enumerate(ids)
+    ]
+    (pytester.path / "a.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    result = pytester.runpytest(
+        "--citebench", "--citebench-model", "answers:a.jsonl", "-v",
+        "--citebench-gate", "hallmark/*:detect:uncertain<=40",
+        "--citebench-html", "r.html", "--citebench-markdown", "r.md", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    out = result.stdout.str()
+    assert "PASS gate hallmark/*:detect:uncertain<=40" in out and "measured 40" in out
+    assert "uncertain 40," in out and "4000" not in out
+    table = next(
+        line for line in out.splitlines() if line.startswith("hallmark/real-world  detect")
+    )
+    assert "  40  " in table
+    for report in ("r.html", "r.md"):
+        text = (pytester.path / report).read_text()
+        assert "uncertain 40," in text and "4000" not in text, report
+    html = (pytester.path / "r.html").read_text()
+    assert "uncertain —" not in html  # no bar chart of it
+    md_row = next(
+        line for line in (pytester.path / "r.md").read_text().splitlines()
+        if line.startswith("| hallmark/real-world | detect |")
+    )  # fmt: skip
+    assert "| 40 |" in md_row
 
 
 def test_an_item_without_a_gold_label_is_an_error_before_any_call() -> None:

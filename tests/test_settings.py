@@ -391,6 +391,99 @@ def test_an_answer_with_no_price_stops_a_capped_run() -> None:
     assert Budget(None).check("m") is None  # no cap: nothing to keep
 
 
+def test_usage_counts_a_server_cannot_mean_are_not_believed() -> None:
+    """Issue 36: negative token counts became a negative cost, counted by the cap as credit."""
+    from pytest_citebench.errors import BudgetExceeded
+    from pytest_citebench.models import Budget
+    from pytest_citebench.models.usage import MAX_TOKENS_PER_CALL, usage_problem
+
+    def problem(p: Any, c: Any, cost: Any = 0.001) -> str | None:
+        return usage_problem(p, c, cost, prompt="a prompt", answer="an answer")
+
+    assert problem(12, 3) is None and problem(MAX_TOKENS_PER_CALL, 1) is None
+    assert "negative" in str(problem(-1000, 3)) and "negative" in str(problem(5, -1))
+    assert "whole number" in str(problem(12.5, 3)) and "whole number" in str(problem(True, 3))
+    assert "whole number" in str(problem("12", 3)) and "whole number" in str(problem(None, 3))
+    assert "more than any model" in str(problem(10**15, 3))
+    assert "prompt_tokens 0" in str(problem(0, 3)) and "completion_tokens 0" in str(problem(5, 0))
+    assert usage_problem(5, 0, 0.0, prompt="p", answer="") is None  # an empty answer is 0
+    for cost in (-0.5, math.nan, math.inf):
+        assert "cost" in str(problem(5, 3, cost))
+    # The budget's own net: a negative or non-finite cost is never credit, it is unknown.
+    budget = Budget(0.01)
+    budget.add(0.005, "m")
+    budget.add(-1.0, "m")
+    assert budget.spent == 0.005
+    with pytest.raises(BudgetExceeded, match=r"could not price an answer of m \(its usage"):
+        budget.check("m")
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -1000, "completion_tokens": -1000, "total_tokens": -2000},
+        {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        {"prompt_tokens": 10**15, "completion_tokens": 3, "total_tokens": 10**15 + 3},
+        # litellm refuses the body outright: the item is an error, and the 200s still count.
+        {"prompt_tokens": 12.5, "completion_tokens": 3, "total_tokens": 15.5},
+    ],
+    ids=["negative", "zero", "absurd", "fractional"],
+)
+def test_a_cap_counts_untrusted_usage_at_its_most_never_as_credit(
+    pytester: pytest.Pytester,
+    tiny: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    usage: dict[str, Any],
+) -> None:
+    """Issue 36: with negative counts 6 calls went under a 0.01 USD cap. Each call whose usage
+    is not believed counts at an upper bound of its price (here every prompt byte and all 256
+    max_tokens at 0.001 USD: 0.53 USD), so a 0.8 USD cap stops after two calls (before, all 8
+    items called, 16 attempts for the fractional counts); the records say the usage is unknown,
+    and the terminal says so once."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000000000")
+    with StubServer(lambda r: "pass", usage=lambda r: usage) as server:
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "openai/not-priced-anywhere",
+            "--citebench-api-base",
+            server.url,
+            "--citebench-record",
+            "once",
+            "--citebench-concurrency",
+            "1",
+            "--citebench-retries",
+            "1",
+            "--citebench-max-tokens",
+            "256",
+            "--citebench-param",
+            "input_cost_per_token=0.001",
+            "--citebench-param",
+            "output_cost_per_token=0.001",
+            "--citebench-max-cost",
+            "0.8",
+            "--citebench-results",
+            "r.jsonl",
+            "-p",
+            "no:cacheprovider",
+        )
+        calls = server.calls
+    out = result.stdout.str()
+    assert calls == 2, (calls, out)
+    records = [json.loads(x) for x in (pytester.path / "r.jsonl").read_text().splitlines()]
+    items = [r for r in records if r.get("type") == "item"]
+    stopped = [r for r in items if "--citebench-max-cost" in (r.get("error") or "")]
+    assert len(stopped) >= len(items) - calls, out
+    answered = [r for r in items if r["outcome"] != "error"]
+    for record in answered:  # unknown, never 0 or a negative number
+        u = record["usage"]
+        assert u["prompt_tokens"] is None and u["completion_tokens"] is None and u["cost"] is None
+        assert u["untrusted"] == 1 and u["untrusted_reason"]
+    if answered:
+        assert out.count("could not be believed") == 1 and "2 call(s)" in out, out
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+
+
 # -- manifests: validate rejects what the run rejects ---------------------------------------------
 
 

@@ -310,3 +310,45 @@ def test_merge_concludes_like_the_single_run_it_merges(
         return [line for line in text if "merged from" not in line and "record mode" not in line]
 
     assert body("run.md") == body("merged.md")
+
+
+def test_merge_refuses_a_group_scored_under_two_scorer_or_suite_versions(
+    pytester: pytest.Pytester, tiny: Path, capsys: Any
+) -> None:
+    """Issue 36: a shard scored under scorer 3 merged with one under scorer 4 (same task)
+    exited 0, "gates passed", saying nothing of scorers. Now the merge is refused, naming the
+    group, the versions and the files, and saying to rescore; --allow-partial does not lift it,
+    and the rescored file merges."""
+    assert pytester.runpytest("--citebench", "--citebench-results", "r.jsonl").ret == 0
+    records = [r for r in read_jsonl(pytester.path / "r.jsonl") if r["type"] == "item"]
+    indirect = [r for r in records if r["task"] == "indirect"]
+    assert len(indirect) >= 2
+    old, new = pytester.path / "old.jsonl", pytester.path / "new.jsonl"
+    first, second = indirect[:1], [r for r in records if r not in indirect[:1]]
+    old.write_text("".join(json.dumps({**r, "scorer_version": "3"}) + "\n" for r in first))
+    new.write_text("".join(json.dumps(r) + "\n" for r in second))
+    version = indirect[0]["scorer_version"]
+    capsys.readouterr()
+    gate = ["--gate", "tiny:*:n>=0"]
+    for extra in ([], ["--allow-partial"]):
+        assert cli(["merge", str(old), str(new), "-o", "m.jsonl", *gate, *extra]) == 1
+        out = capsys.readouterr().out
+        assert "gates passed" not in out and not (pytester.path / "m.jsonl").exists()
+        assert f"citebench/bm25 tiny:indirect mixes scorer versions: scorer 3 in {old}" in out
+        assert f"scorer {version} in {new}" in out
+        assert "python -m pytest_citebench rescore" in out
+    # Within one file too, and a baseline is refused alike.
+    both = pytester.path / "both.jsonl"
+    both.write_text(old.read_text() + new.read_text())
+    assert cli(["merge", str(both)]) == 1
+    assert cli(["baseline", "promote", str(both), "--to", "b.jsonl"]) == 1
+    assert "mixes scorer versions" in capsys.readouterr().err
+    # The way out it names: rescored, the old shard merges.
+    assert cli(["rescore", str(old), "--suites", str(pytester.path / "suites")]) == 0
+    assert cli(["merge", str(old), str(new), *gate]) == 0
+    assert "gates passed" in capsys.readouterr().out
+    # A suite version changed between the shards: refused too, told to run them again.
+    old.write_text("".join(json.dumps({**r, "suite_version": 0}) + "\n" for r in first))
+    assert cli(["merge", str(old), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "tiny:indirect mixes suite versions: suite v0 in" in out and "run the items" in out

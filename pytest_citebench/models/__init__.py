@@ -145,14 +145,30 @@ class Model:
             except ResponseError:
                 raise
             except Exception as exc:
+                # A 200 the client could not read (fractional token counts make litellm refuse
+                # the body) was still served, and may be billed: the budget counts its most.
+                answered = recording.answered_since(mark)
                 # A failed attempt's recording (a malformed 200) is never saved or replayed.
                 recording.forget_since(mark)
+                if answered and self.budget is not None and not self.replay_only:
+                    from pytest_citebench.models.litellm_backend import upper_bound_cost
+
+                    self.budget.add(
+                        upper_bound_cost(model, payload, kwargs),
+                        self.name,
+                        why="the answer could not be read",
+                    )
                 if recording.miss_count() > miss_before:
                     raise recording.miss_error() from None
                 can_retry, retry_after = retryable(exc)
                 if not can_retry or attempt == self.retry.retries:
                     raise ProviderError(
-                        f"{self.name}: {type(exc).__name__}: {exc}".strip()
+                        f"{self.name}: {type(exc).__name__}: {_without_traceback(exc)}".strip()
+                        + (
+                            "; the server answered, but with a body the client could not read"
+                            if answered
+                            else ""
+                        )
                         + (f" (after {attempt + 1} attempts)" if attempt else "")
                     ) from exc
                 await asyncio.sleep(self.retry.delay(attempt, retry_after))
@@ -165,12 +181,22 @@ class Model:
                         done.cost,
                         time.perf_counter() - started,
                         replayed=recording.played_count() > played,
+                        untrusted=done.untrusted,
                     )
                 )
             if self.budget is not None and recording.played_count() == played:  # a paid call
-                self.budget.add(done.cost, self.name)
+                self.budget.add(done.charged, self.name, why=done.untrusted)
             return done.text
         raise AssertionError("unreachable")
+
+
+def _without_traceback(exc: BaseException) -> str:
+    """The exception's message without the Python traceback litellm pastes into some of them
+    ("Invalid response object Traceback (most recent call last): ..."): an item's error is one
+    readable reason, never a traceback."""
+    text = str(exc)
+    cut = text.find("Traceback (most recent call last)")
+    return text if cut < 0 else text[:cut].rstrip() + " (litellm's traceback left out)"
 
 
 __all__ = [

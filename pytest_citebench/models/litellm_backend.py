@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -75,12 +76,23 @@ def _make_provider(_litellm: Any) -> Any:
 @dataclass(frozen=True)
 class Completion:
     """The answer text and what it cost: tokens as the provider counted them, dollars from
-    litellm's local cost map (None when the model is not in it: unknown is not free)."""
+    litellm's local cost map (None when the model is not in it: unknown is not free).
+
+    ``untrusted``: why the provider's counts were not believed (``usage.usage_problem``); the
+    tokens and cost are then None, and ``charged`` is an upper bound on the price instead."""
 
     text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: int | None = 0
+    completion_tokens: int | None = 0
     cost: float | None = None
+    untrusted: str | None = None
+    bound: float | None = None
+
+    @property
+    def charged(self) -> float | None:
+        """What ``--citebench-max-cost`` counts: the cost, or for counts not believed their
+        upper bound (None: not even that could be priced, so no further call is paid)."""
+        return self.bound if self.untrusted is not None else self.cost
 
 
 def _cost(lib: Any, response: Any) -> float | None:
@@ -128,8 +140,43 @@ def _pricing(model: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _learn_pricing(model: str, kwargs: dict[str, Any], done: Completion) -> None:
-    if done.cost is None and _PRICE_PARAMS.isdisjoint(kwargs):
+    # An answer whose counts were not believed has no cost either: that says nothing of the price.
+    if done.cost is None and done.untrusted is None and _PRICE_PARAMS.isdisjoint(kwargs):
         _UNPRICED.add(model)
+
+
+#: Tokens a chat template may add around each message (role markers, separators), for the bound.
+_TEMPLATE_TOKENS = 16
+
+
+def upper_bound_cost(
+    model: str, messages: list[dict[str, str]], kwargs: dict[str, Any], answer: str = ""
+) -> float | None:
+    """The most one call can have cost, for a call whose usage cannot be believed: every byte
+    of the prompt a token (a token is never less than a byte) plus a chat template's markers,
+    and the whole ``max_tokens`` (or the answer's bytes, if more) spent on the answer, at the
+    model's price (the run's ``input_cost_per_token`` / ``output_cost_per_token`` when given).
+    None when it cannot be priced or there is no ``max_tokens`` to bound the answer."""
+    max_tokens = kwargs.get("max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        return None
+    prompt = sum(len(str(m.get("content") or "").encode()) for m in messages)
+    prompt += _TEMPLATE_TOKENS * (len(messages) + 1)
+    completion = max(max_tokens, len(answer.encode()) + 1)
+    custom = {
+        k: kwargs[k] for k in ("input_cost_per_token", "output_cost_per_token") if k in kwargs
+    }
+    try:
+        prompt_cost, completion_cost = litellm().cost_per_token(
+            model=model,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            custom_cost_per_token=custom if len(custom) == 2 else None,
+        )
+        total = float(prompt_cost) + float(completion_cost)
+    except Exception:  # not in the local cost map, or a price that is not a number
+        return None
+    return total if math.isfinite(total) and total > 0 else None
 
 
 class CallTimeout(TimeoutError):
@@ -162,7 +209,9 @@ async def acompletion(
             f"no complete answer within --citebench-timeout {timeout:g} s (a deadline for the "
             "whole call, however slowly the answer arrives)"
         ) from None
-    done = _completion(lib, model, response, priced=sent is kwargs)
+    done = _completion(
+        lib, model, response, priced=sent is kwargs, messages=messages, kwargs=kwargs
+    )
     _learn_pricing(model, kwargs, done)
     return done
 
@@ -180,26 +229,48 @@ def completion(
     response = lib.completion(
         model=model, messages=messages, timeout=timeout, max_retries=0, num_retries=0, **sent
     )
-    done = _completion(lib, model, response, priced=sent is kwargs)
+    done = _completion(
+        lib, model, response, priced=sent is kwargs, messages=messages, kwargs=kwargs
+    )
     _learn_pricing(model, kwargs, done)
     return done
 
 
-def _completion(lib: Any, model: str, response: Any, *, priced: bool = True) -> Completion:
-    """``priced=False``: litellm was given the nominal price, so its figure means nothing."""
+def _completion(
+    lib: Any,
+    model: str,
+    response: Any,
+    *,
+    priced: bool = True,
+    messages: list[dict[str, str]] | None = None,
+    kwargs: dict[str, Any] | None = None,
+) -> Completion:
+    """``priced=False``: litellm was given the nominal price, so its figure means nothing.
+
+    A response without usage keeps the old reading (0 tokens, cost None: unknown); usage that is
+    there but cannot be believed (negative, fractional or absurd counts, a count of 0 for a
+    prompt, a negative cost) is unknown, never a credit: ``untrusted`` says why and ``bound``
+    is what the budget counts instead."""
+    from pytest_citebench.models.usage import usage_problem
+
     choices = getattr(response, "choices", None)
     if not choices:
         raise ResponseError(f"{model}: the response has no choices")
     # An empty message is the model's reply (a small model often stops at once): the task scores
     # it as naming nothing. Only a response with no choice at all is unusable.
-    content = choices[0].message.content or ""
+    content = str(choices[0].message.content or "")
     usage = getattr(response, "usage", None)
-    return Completion(
-        text=str(content),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost=_cost(lib, response) if priced else None,
-    )
+    cost = _cost(lib, response) if priced else None
+    if usage is None:
+        return Completion(content, 0, 0, cost)
+    prompt_tokens = getattr(usage, "prompt_tokens", None)
+    completion_tokens = getattr(usage, "completion_tokens", None)
+    prompt = "".join(str(m.get("content") or "") for m in messages or [])
+    problem = usage_problem(prompt_tokens, completion_tokens, cost, prompt=prompt, answer=content)
+    if problem is None:
+        return Completion(content, prompt_tokens, completion_tokens, cost)
+    bound = upper_bound_cost(model, list(messages or []), dict(kwargs or {}), content)
+    return Completion(content, None, None, None, untrusted=problem, bound=bound)
 
 
 def priced(model: str, params: dict[str, Any]) -> bool:

@@ -29,6 +29,7 @@ from pytest_citebench.recording.cassettes import (
 )
 from pytest_citebench.recording.current import (
     ItemCassette,
+    answered_since,
     current_item,
     forget_since,
     miss_count,
@@ -84,6 +85,7 @@ __all__ = [
     "ItemCassette",
     "Recorder",
     "add_secrets",
+    "answered_since",
     "cassette_format",
     "cassette_path",
     "cassette_text",

@@ -49,6 +49,21 @@ def forget_since(mark: int) -> None:
         del current.cassette.data[mark:]
 
 
+def answered_since(mark: int) -> bool:
+    """Whether the current item's cassette took a 2xx response after ``mark``: the provider
+    answered (and may bill the call) even when the client then could not read the answer."""
+    current = _CURRENT.get()
+    if current is None:
+        return False
+    for entry in current.cassette.data[mark:]:
+        response = entry[1] if isinstance(entry, tuple | list) and len(entry) == 2 else None
+        status = response.get("status") if isinstance(response, dict) else None
+        code = status.get("code") if isinstance(status, dict) else None
+        if isinstance(code, int) and 200 <= code < 300:
+            return True
+    return False
+
+
 def played_count() -> int:
     """Responses served from the current item's cassette: a call that did not raise it was
     paid for (``--citebench-max-cost`` counts only those)."""

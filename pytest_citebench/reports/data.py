@@ -32,16 +32,17 @@ def columns(aggregates: Sequence[Aggregate]) -> list[str]:
     order: list[str] = []
     for agg in aggregates:
         for metric in (*table_metrics(agg), *agg.metrics):
-            # Counts (n, errors) are never charted: they are no rates.
-            if metric not in order and metric in agg.metrics and not _is_count(metric):
+            # The core's counts (n, errors) have columns of their own; a task's count (HALLMARK's
+            # ``uncertain``) is a column like its other metrics, printed as a count by ``fmt``.
+            if metric not in order and metric in agg.metrics and not _core_count(metric):
                 order.append(metric)
     return order
 
 
-def _is_count(metric: str) -> bool:
-    from pytest_citebench import registry
+def _core_count(metric: str) -> bool:
+    from pytest_citebench.api import CORE_METRICS
 
-    return registry.metric_spec(metric).scale == "count"
+    return metric in CORE_METRICS and CORE_METRICS[metric].scale == "count"
 
 
 def by_task(aggregates: Sequence[Aggregate]) -> dict[str, list[Aggregate]]:

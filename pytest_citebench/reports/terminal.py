@@ -17,11 +17,14 @@ from pytest_citebench.reports.table import text_table
 from pytest_citebench.results.aggregate import share, task_of
 
 
-def _fmt(stat: Stat | None, percent: bool = True) -> str:
+def _fmt(stat: Stat | None, percent: bool = True, count: bool = False) -> str:
     """Shares as percent with one decimal; raw numbers (τ, κ, AC1) with the three decimals
-    every detail table prints, so the same τ never reads 0.4 here and 0.4318 below."""
+    every detail table prints, so the same τ never reads 0.4 here and 0.4318 below; counts
+    (``MetricSpec.scale == "count"``, HALLMARK's ``uncertain``) as whole numbers."""
     if stat is None or math.isnan(stat.value):
         return "-"
+    if count:
+        return str(round(stat.value))
     if not percent:
         if math.isnan(stat.lo) or math.isnan(stat.hi) or stat.lo == stat.hi:
             return f"{stat.value:.3f}"
@@ -40,6 +43,10 @@ _SHARE_COLUMNS = {
 }
 # The terminal table fits this many columns unless -v asks for every metric.
 TABLE_WIDTH = 160
+
+
+def _is_count(metric: str) -> bool:
+    return registry.metric_spec(metric).scale == "count"
 
 
 def table_metrics(agg: Aggregate) -> tuple[str, ...]:
@@ -113,7 +120,8 @@ def _render(
             [agg.suite, task, agg.model, str(agg.metrics["n"].n), str(agg.counts.get("error", 0))]
         )
     cells = {
-        m: [label(m)] + [_fmt(column_stat(agg, m), percent=not is_raw(m)) for agg in ordered]
+        m: [label(m)]
+        + [_fmt(column_stat(agg, m), percent=not is_raw(m), count=_is_count(m)) for agg in ordered]
         for m in columns
     }
     col_width = {m: max(len(c) for c in cells[m]) for m in columns}

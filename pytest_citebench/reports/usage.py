@@ -30,6 +30,9 @@ class UsageRow:
     p50: float  # seconds per call; NaN without latencies
     p95: float
     replayed: int = 0  # calls played from cassettes: their latency is the replay's
+    # Items whose token counts are unknown (the server's counts were not believed): the token
+    # totals are then lower bounds and say so.
+    unknown_tokens: int = 0
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -80,6 +83,10 @@ def usage_rows(records: Sequence[Mapping[str, Any]]) -> list[UsageRow]:
                 quantile(latencies, 0.5),
                 quantile(latencies, 0.95),
                 sum(_int(u.get("replayed")) for u in usages),
+                sum(
+                    u.get("prompt_tokens") is None or u.get("completion_tokens") is None
+                    for u in usages
+                ),
             )
         )
     return rows
@@ -107,12 +114,17 @@ def cells(row: UsageRow) -> list[str]:
         row.model,
         str(row.items),
         str(row.calls),
-        str(row.prompt_tokens),
-        str(row.completion_tokens),
+        _tokens(row.prompt_tokens, row),
+        _tokens(row.completion_tokens, row),
         fmt_cost(row),
         fmt_seconds(row.p50) + _replay_note(row),
         fmt_seconds(row.p95) + _replay_note(row),
     ]
+
+
+def _tokens(total: int, row: UsageRow) -> str:
+    """A token total missing some items' unknown counts reads "≥", like a cost total."""
+    return f"≥ {total}" if row.unknown_tokens else str(total)
 
 
 def _replay_note(row: UsageRow) -> str:

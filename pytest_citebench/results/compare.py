@@ -509,7 +509,13 @@ def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
     out of every later comparison, which is exactly the kind of gap a baseline must not hide.
     """
     from pytest_citebench.results.aggregate import aggregate
-    from pytest_citebench.results.files import check_files, dedupe, read_results, write_results
+    from pytest_citebench.results.files import (
+        check_files,
+        dedupe,
+        read_results,
+        version_mix,
+        write_results,
+    )
     from pytest_citebench.suites import suite_files_around
 
     check_files([], [("--to", target)], reads=suite_files_around(target))  # not a suite's file
@@ -517,6 +523,13 @@ def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
     records, _, conflicts = dedupe(items)
     if not records:
         raise ValueError(f"{source}: no item records; nothing to promote")
+    mixed = version_mix({str(source): items})
+    if mixed:
+        # A baseline of one group under two rules would be compared with neither.
+        raise ValueError(
+            f"{source}: {'; '.join(mixed)}; rescore it (python -m pytest_citebench rescore "
+            f"{source}) or re-run the items of the older suite version, then promote"
+        )
     if conflicts:
         raise ValueError(
             f"{source}: {len(conflicts)} item(s) recorded twice with different results"

@@ -112,6 +112,50 @@ def dedupe(
     return [kept[k] for k in sorted(kept)], duplicates, conflicts
 
 
+def version_mix(sources: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """One line per model x suite x task whose item records, across ``sources`` (a label, such
+    as a file name, -> its item records), were made under more than one scorer or suite
+    version; [] when every group is of one version.
+
+    Why: aggregates, gates and the baseline comparison treat a group as one measurement. A shard
+    scored under scorer 3 merged with one under scorer 4 gives shares that neither scorer would
+    give, and the same answer can have another outcome under each, so such a merge used to pass
+    its gates on numbers that mean nothing. Error records carry no outcome, so their scorer
+    version does not count (``rescore`` keeps them as they were); their suite version does (the
+    items themselves may differ).
+    """
+    from pytest_citebench.api import LEGACY_SCORER_VERSION
+
+    # (model, suite, task) -> kind -> version -> source -> records
+    seen: dict[tuple[str, str, str], dict[str, dict[str, dict[str, int]]]] = {}
+    for source, records in sources.items():
+        for record in records:
+            if record.get("type", "item") != "item":
+                continue
+            group = seen.setdefault(record_key(record)[:3], {"scorer": {}, "suite": {}})
+            suite_version = record.get("suite_version")
+            versions = {"suite": "unrecorded" if suite_version is None else f"v{suite_version}"}
+            if record.get("outcome") != "error":
+                versions["scorer"] = str(record.get("scorer_version") or LEGACY_SCORER_VERSION)
+            for kind, version in versions.items():
+                counts = group[kind].setdefault(version, {})
+                counts[source] = counts.get(source, 0) + 1
+    lines = []
+    for (model, suite, task), kinds in sorted(seen.items()):
+        for kind, by_version in kinds.items():
+            if len(by_version) < 2:
+                continue
+            parts = "; ".join(
+                f"{kind} {version} in "
+                + ", ".join(
+                    f"{src} ({n} record(s))" for src, n in sorted(by_version[version].items())
+                )
+                for version in sorted(by_version)
+            )
+            lines.append(f"{model} {suite}:{task} mixes {kind} versions: {parts}")
+    return lines
+
+
 def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: Any) -> None:
     """Items then aggregates, in the plugin's results format; atomic (temp file + rename)."""
     from pytest_citebench import jsonl

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.results.files import ItemKey, dedupe, read_shard, record_key, write_results
+from pytest_citebench.results.files import (
+    ItemKey,
+    dedupe,
+    read_shard,
+    record_key,
+    version_mix,
+    write_results,
+)
 from pytest_citebench.results.gates import Gate
 
 __all__ = [
@@ -41,6 +48,9 @@ class Merged:
     duplicates: int = 0
     conflicts: list[ItemKey] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # shards missing or incomplete
+    # Groups whose records were made under more than one scorer or suite version: refused
+    # whatever --allow-partial says (``files.version_mix``).
+    mixed: list[str] = field(default_factory=list)
 
 
 def merge_files(paths: Sequence[Path]) -> Merged:
@@ -51,14 +61,33 @@ def merge_files(paths: Sequence[Path]) -> Merged:
     items: list[dict[str, Any]] = []
     per_file: dict[Path, set[ItemKey]] = {}
     shards: dict[Path, dict[str, Any] | None] = {}
+    sources: dict[str, list[dict[str, Any]]] = {}
     for path in paths:
         # One pass per file; the shard's own aggregates are ignored.
         file_items, _, shards[path] = read_all(path)
         items.extend(file_items)
+        sources.setdefault(str(path), []).extend(file_items)
         per_file.setdefault(path, set()).update(record_key(r) for r in file_items)
     records, duplicates, conflicts = dedupe(items)
     problems = shard_problems(shards, per_file)
-    return Merged(list(paths), records, duplicates, conflicts, problems)
+    # Before dedupe: a record dropped as a duplicate still shows the files disagree.
+    return Merged(list(paths), records, duplicates, conflicts, problems, version_mix(sources))
+
+
+def version_advice(mixed: Sequence[str]) -> list[str]:
+    """What to do about groups of mixed versions: rescore for a scorer, re-run for a suite."""
+    advice = []
+    if any(" mixes scorer versions" in line for line in mixed):
+        advice.append(
+            "rescore the file(s) of the older scorer from their recorded answers (no model "
+            "call): python -m pytest_citebench rescore FILE (or -o NEW_FILE), then merge again"
+        )
+    if any(" mixes suite versions" in line for line in mixed):
+        advice.append(
+            "the suite changed between the runs: run the items of the older suite version "
+            "again (pytest --citebench --citebench-resume FILE re-runs them), then merge again"
+        )
+    return advice
 
 
 def shard_problems(
@@ -160,6 +189,14 @@ def run(
         ],
     )
     merged = merge_files(paths)
+    if merged.mixed:
+        # Never merged, even with --allow-partial: the numbers would mean neither version.
+        for line in merged.mixed:
+            echo(f"merge: {line}")
+        for line in version_advice(merged.mixed):
+            echo(f"merge: {line}")
+        echo("merge: refused: one model x suite x task must be scored under one version")
+        return 1
     if merged.problems and not allow_partial:
         for problem in merged.problems:
             echo(f"merge: {problem}")

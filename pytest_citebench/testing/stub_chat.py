@@ -68,10 +68,11 @@ async def respond(
     *,
     answer: Callable[[dict[str, Any]], str],
     latency: float,
+    usage: Callable[[dict[str, Any]], Any] | None = None,
 ) -> bool:
     """Answer one chat-completions call as ``fault`` scripts it; returns whether the connection
-    may be reused. ``answer`` and ``latency`` are the server's, passed in so this stays a pure
-    function of the request."""
+    may be reused. ``answer``, ``latency`` and ``usage`` are the server's, passed in so this
+    stays a pure function of the request."""
     kind = fault.kind if fault is not None else None
     if fault is not None and kind == "reset":
         abort(writer, rst=True)
@@ -110,13 +111,19 @@ async def respond(
     cid = "chatcmpl-" + hashlib.sha256(request.body).hexdigest()[:12]
     prompt_tokens = _count_tokens(_prompt_text(payload))
     completion_tokens = _count_tokens(text)
-    usage = {
+    counted: Any = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if usage is not None:
+        try:
+            counted = usage(payload)
+        except Exception as exc:  # a buggy usage callback: a visible 500, like ``answer``
+            err = error_body(500, f"stub usage callback failed: {exc!r}")
+            return await send(writer, 500, err, keep_alive=keep)
     if payload.get("stream"):
-        return await stream(payload, cid, model, text, usage, fault, writer, keep)
+        return await stream(payload, cid, model, text, counted, fault, writer, keep)
 
     completion: dict[str, Any] = {
         "id": cid,
@@ -131,7 +138,7 @@ async def respond(
                 "logprobs": None,
             }
         ],
-        "usage": usage,
+        "usage": counted,
         "system_fingerprint": None,
     }
     if kind == "empty_choices":
@@ -167,7 +174,7 @@ async def stream(
     cid: str,
     model: str,
     text: str,
-    usage: dict[str, int],
+    usage: Any,
     fault: Fault | None,
     writer: asyncio.StreamWriter,
     keep: bool,

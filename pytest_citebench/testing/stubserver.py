@@ -74,6 +74,9 @@ class StubServer:
             entry per chat-completions call (``None`` = answer normally; once exhausted every
             call is answered normally).  ``call_index`` is 0-based.
         port: port to bind on ``127.0.0.1``; 0 (the default) picks a free ephemeral port.
+        usage: maps the request JSON to the ``usage`` object sent (any JSON value: negative or
+            fractional counts test a client's distrust); default: word counts of prompt and
+            answer.
 
     ``requests`` records every received request (any path) and ``calls`` counts
     chat-completions requests, faulted ones included.
@@ -86,10 +89,12 @@ class StubServer:
         latency: float = 0.0,
         faults: FaultScript | None = None,
         port: int = 0,
+        usage: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be non-negative")
         self.answer: Callable[[dict[str, Any]], str] = answer or _default_answer
+        self.usage = usage
         self.latency = latency
         self.faults = faults
         self._requested_port = port
@@ -308,7 +313,14 @@ class StubServer:
             self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
         try:
             return await respond(
-                request, payload, fault, writer, keep, answer=self.answer, latency=self.latency
+                request,
+                payload,
+                fault,
+                writer,
+                keep,
+                answer=self.answer,
+                latency=self.latency,
+                usage=self.usage,
             )
         finally:
             with self._lock:

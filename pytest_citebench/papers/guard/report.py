@@ -28,7 +28,9 @@ NOTE = (
     "τ(α) is the split-conformal threshold from all unsupported scores; catch and flag rates are "
     "means over seeded calibration/held-out splits, as in the terminal's conformal table. "
     "Catch should stay at or above the dashed target 1−α; the flag rate is the share of "
-    "supported citations sent to review."
+    'supported citations sent to review. "too few": fewer unsupported points than α needs '
+    "(n ≥ (1−α)/α), so τ is +∞ (flag everything), which is no rule; catch and flag rate are "
+    "left out (-) where the held-out calibration sets are that small."
 )
 HEADERS = ("suite", "model", "n", "α", "τ(α)", "catch", "flag rate")
 
@@ -43,7 +45,9 @@ class GuardCurve:
     n_supported: int
     alphas: tuple[float, ...]
     tau: tuple[float, ...]  # inf when too few calibration points for that alpha
-    catch: tuple[float, ...]  # NaN when there is no held-out split
+    # NaN when there is no held-out split, or its calibration sets are too few for that alpha
+    # (their tau is +inf: flagging everything catches all, which says nothing)
+    catch: tuple[float, ...]
     flag: tuple[float, ...]
 
 
@@ -63,7 +67,7 @@ def guard_curves(records: Sequence[Mapping[str, Any]]) -> list[GuardCurve]:
         return []
     from pytest_citebench.papers.guard.setstats import n_cal_for
     from pytest_citebench.papers.guard.settings import SEED, calibration_settings
-    from pytest_citebench.papers.guard.stats import conformal_threshold, conformal_trials
+    from pytest_citebench.papers.guard.stats import conformal_threshold, conformal_trials, too_few
 
     settings = calibration_settings()
 
@@ -78,7 +82,7 @@ def guard_curves(records: Sequence[Mapping[str, Any]]) -> list[GuardCurve]:
         n_cal = n_cal_for(len(unsupported), settings["n_cal"])
         for alpha in GUARD_ALPHAS:
             taus.append(conformal_threshold(unsupported, alpha))
-            if n_cal is not None:
+            if n_cal is not None and too_few(n_cal, alpha) is None:
                 run = conformal_trials(
                     unsupported,
                     supported,
@@ -113,6 +117,15 @@ def _cell(value: float, metric: str, n: int) -> str:
     return fmt(Stat(value, value, value, n), metric)
 
 
+def _tau_cell(tau: float, alpha: float, n: int) -> str:
+    """tau, or for +inf (too few points for alpha) what that means instead of "inf"."""
+    if math.isinf(tau):
+        from pytest_citebench.papers.guard.stats import min_calibration_n
+
+        return f"too few (need n ≥ {min_calibration_n(alpha)})"
+    return _cell(tau, "tau", n)
+
+
 def _rows(curve: GuardCurve) -> list[tuple[str, ...]]:
     n = curve.n_unsupported + curve.n_supported
     return [
@@ -121,7 +134,7 @@ def _rows(curve: GuardCurve) -> list[tuple[str, ...]]:
             curve.model,
             str(n),
             f"{alpha:g}",
-            _cell(tau, "tau", curve.n_unsupported),
+            _tau_cell(tau, alpha, curve.n_unsupported),
             _cell(catch, "catch_rate", curve.n_unsupported),
             _cell(flag, "flag_rate", curve.n_supported),
         )

@@ -22,6 +22,7 @@ from pytest_citebench.papers.guard.stats import (
     conformal_threshold,
     conformal_trials,
     recall_at_k,
+    too_few,
 )
 
 #: ``verify``'s set metrics, declared (``Verify.set_metric_specs``).
@@ -259,6 +260,15 @@ def calibration_stats(records: Sequence[Mapping[str, Any]]) -> dict[str, Stat]:
         "catch_rate": Stat(catch["mean"], catch["q05"], catch["q95"], run["n_test_unsupported"]),
         "tau": Stat(tau, tau, tau, len(unsupported)),
     }
+    # Too few points for alpha: tau is +inf (flag everything) and a catch of 1.0 says nothing,
+    # so the numbers are undefined (a gate on them fails, "undefined on these items"), never a
+    # rule that passes; the summary's conformal table says why.
+    if too_few(len(unsupported), alpha):
+        out["tau"] = _nan_stat(len(unsupported))
+    if too_few(n_cal, alpha):  # the held-out splits calibrate on too few: catch says nothing
+        out["catch_rate"] = _nan_stat(run["n_test_unsupported"])
+        out["flag_rate"] = _nan_stat(len(supported))
+        return out
     out["flag_rate"] = (
         Stat(flags["mean"], flags["q05"], flags["q95"], len(supported))
         if flags

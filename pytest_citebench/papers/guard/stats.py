@@ -38,11 +38,13 @@ __all__ = [
     "flag",
     "gwet_ac1",
     "matched_catch_frontier",
+    "min_calibration_n",
     "naive_threshold",
     "psa_nsa",
     "recall_at_k",
     "recall_specificity",
     "roc_auc",
+    "too_few",
     "wilson_interval",
 ]
 
@@ -103,6 +105,24 @@ def conformal_k(n: int, alpha: float) -> int:
     _check_alpha(alpha)
     k = math.ceil((n + 1) * (1 - _exact(alpha)))
     return min(k, n + 1)
+
+
+def min_calibration_n(alpha: float) -> int:
+    """The fewest calibration negatives for which ``tau(alpha)`` is finite: ``conformal_k(n,
+    alpha) <= n`` exactly when ``n >= (1 - alpha) / alpha`` (9 for alpha 0.1, 19 for 0.05)."""
+    _check_alpha(alpha)
+    a = _exact(alpha)
+    return math.ceil((1 - a) / a)
+
+
+def too_few(n: int, alpha: float) -> str | None:
+    """What to print instead of a rule when ``n`` calibration negatives are too few for
+    ``alpha`` (``tau`` is +inf: only flagging everything keeps the promise, so "flag if score
+    <= inf" and its catch of 1.0 say nothing); None when ``tau`` is finite."""
+    need = min_calibration_n(alpha)
+    if n >= need:
+        return None
+    return f"too few items for alpha={alpha:g}: need n >= {need}, have {n}"
 
 
 def conformal_threshold(unsupported_scores: Sequence[float], alpha: float) -> float:

@@ -34,7 +34,7 @@ from pytest_citebench.papers.guard.settings import (
     B,
     calibration_settings,
 )
-from pytest_citebench.papers.guard.stats import conformal_trials, matched_catch_frontier
+from pytest_citebench.papers.guard.stats import conformal_trials, matched_catch_frontier, too_few
 from pytest_citebench.reports.table import text_table
 
 EXCHANGEABILITY_WARNING = (
@@ -243,32 +243,41 @@ def _conformal_table(
     if small:
         header += [f"catch n_cal={small}: conformal / naive"]
     rows = [header]
+    notes: list[str] = []
     for alpha in settings["alphas"]:
         one = conformal_row(unsupported, supported, alpha, n_cal=n_cal, trials=trials)
         tau = one["tau"]
         run = one["run"]
         c = run["conformal"]
         fr = c["flag_rate"]
+        # tau = +inf ("flag everything") is no rule, and its catch of 1.0 says nothing: say why.
+        few, held_few = too_few(len(unsupported), alpha), too_few(n_cal, alpha)
+        if few:
+            notes.append(f"  alpha {alpha:g}: {few} unsupported points, so no threshold")
+        if held_few:
+            notes.append(f"  alpha {alpha:g}, held-out (n_cal = {n_cal}): {held_few}")
         row = [
             f"{alpha:g}",
             f"{run['target']:.2f}",
             f"{one['k']}/{len(unsupported)}",
-            f"{tau:.4f}" if math.isfinite(tau) else "inf",
-            f"{one['catch']:.3f}",
-            f"{one['flag_rate']:.3f}",
-            fmt_iv(c["catch"]["mean"], c["catch"]["q05"], c["catch"]["q95"]),
-            f"{c['share_below_target']:.2f}",
-            fmt_iv(fr["mean"], fr["q05"], fr["q95"]) if fr else "-",
+            "too few" if few else f"{tau:.4f}",
+            "-" if few else f"{one['catch']:.3f}",
+            "-" if few else f"{one['flag_rate']:.3f}",
+            "-" if held_few else fmt_iv(c["catch"]["mean"], c["catch"]["q05"], c["catch"]["q95"]),
+            "-" if held_few else f"{c['share_below_target']:.2f}",
+            fmt_iv(fr["mean"], fr["q05"], fr["q95"]) if fr and not held_few else "-",
         ]
         if small:
             tiny = conformal_trials(
                 unsupported, supported, alpha, n_cal=small, trials=trials, seed=SEED
             )
-            row.append(
-                f"{tiny['conformal']['catch']['mean']:.3f} / {tiny['naive']['catch']['mean']:.3f}"
-            )
+            tiny_few = too_few(small, alpha)
+            if tiny_few:
+                notes.append(f"  alpha {alpha:g}, n_cal = {small} column: {tiny_few}")
+            conformal = "-" if tiny_few else f"{tiny['conformal']['catch']['mean']:.3f}"
+            row.append(f"{conformal} / {tiny['naive']['catch']['mean']:.3f}")
         rows.append(row)
-    return lines + _table(rows)
+    return lines + _table(rows) + notes
 
 
 def reattribute_summary(

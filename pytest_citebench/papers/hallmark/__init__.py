@@ -8,7 +8,7 @@ builder, the set metrics (numpy) and the report section load only when used.
 from __future__ import annotations
 
 from pytest_citebench.api import Command, Paper, lazy
-from pytest_citebench.papers.hallmark.rules import local_models
+from pytest_citebench.papers.hallmark.rules import MODEL_OPTIONS, local_models
 from pytest_citebench.papers.hallmark.tasks import PAPER as TITLE
 from pytest_citebench.papers.hallmark.tasks import TASKS
 
@@ -26,4 +26,5 @@ PAPER = Paper(
         ),
     ),
     local_models=local_models,
+    model_options=MODEL_OPTIONS,
 )

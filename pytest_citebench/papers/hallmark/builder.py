@@ -162,10 +162,41 @@ def build(data: Path, out: Path) -> list[Built]:
     return built
 
 
+#: The labels a HALLMARK prediction may carry (its README: UNCERTAIN is accepted beside the two
+#: gold labels). Anything else is refused at import, by line.
+PREDICTION_LABELS = ("VALID", "HALLUCINATED", "UNCERTAIN")
+
+
+def _prediction_label(pred: Path, line: int, obj: Mapping[str, Any]) -> str:
+    """The line's label as HALLMARK spells it (case and surrounding spaces aside), or a
+    ``BuildError`` naming ``file:line`` and the accepted labels.
+
+    Why strict here when the detector's own answers are parsed tolerantly: a prediction file is
+    a machine's output in HALLMARK's format, so "FAKE", null, 3 or "NOT VALID" is a bug in
+    whatever wrote it. Passed through, each became an *unanswered* item and the run exited 0
+    with every entry unanswered; a negated label could even read as the label it negates.
+    """
+    if "label" not in obj:
+        raise BuildError(f"{pred}:{line}: no label; {_ACCEPTED}")
+    label = obj["label"]
+    canonical = label.strip().upper() if isinstance(label, str) else None
+    if canonical not in PREDICTION_LABELS:
+        raise BuildError(f"{pred}:{line}: label {label!r} is not a HALLMARK label; {_ACCEPTED}")
+    return canonical
+
+
+_ACCEPTED = (
+    "a prediction's label is one of " + ", ".join(PREDICTION_LABELS) + "; fix the line or "
+    "the tool that wrote it"
+)
+
+
 def import_predictions(pred: Path, out: Path) -> int:
     """HALLMARK prediction lines (``bibtex_key``, ``label``, ``confidence``, ``reason``) as an
     answers file (``{"id", "task": "detect", "answer"}``), the answer being the JSON a detector
-    would have written. Returns the number of lines written; a bad line names ``file:line``."""
+    would have written. Returns the number of lines written; a bad line (no key, a repeated key,
+    a label that is not one of :data:`PREDICTION_LABELS`, a confidence that is not a number from
+    0 to 1) names ``file:line``, and nothing is written."""
     records = []
     seen: dict[str, int] = {}
     for line, obj in jsonl.iter_objects(pred):
@@ -176,9 +207,20 @@ def import_predictions(pred: Path, out: Path) -> int:
             raise BuildError(f"{pred}:{line}: bibtex_key {key!r} again (first on line {seen[key]})")
         seen[key] = line
         answer = {k: obj[k] for k in ("label", "confidence", "reason") if k in obj}
-        if "label" not in answer:
-            raise BuildError(f"{pred}:{line}: no label")
+        answer["label"] = _prediction_label(pred, line, obj)
+        confidence = answer.get("confidence")
+        if confidence is not None and (
+            isinstance(confidence, bool)
+            or not isinstance(confidence, int | float)
+            or not 0 <= confidence <= 1
+        ):
+            raise BuildError(
+                f"{pred}:{line}: confidence {confidence!r} is not a number from 0 to 1 "
+                "(or null); fix the line"
+            )
         records.append({"id": key, "task": "detect", "answer": json.dumps(answer)})
+    if not records:
+        raise BuildError(f"{pred}: no prediction lines; nothing to import")
     jsonl.write(out, records, sort_keys=False)
     return len(records)
 

@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_citebench.papers.guard.setstats import (
+    AGREEMENT_STATS,
     agreement_intervals,
     conformal_row,
     n_cal_for,
     task_groups,
 )
 from pytest_citebench.papers.guard.settings import DEFAULT_ALPHAS, DEFAULT_TRIALS
+from pytest_citebench.papers.guard.stats import too_few
 
 
 def validity(record: Mapping[str, Any]) -> float | None:
@@ -52,17 +54,24 @@ def conformal_rows(
     for alpha in alphas:
         one = conformal_row(invented, valid, alpha, n_cal=n_cal, trials=DEFAULT_TRIALS)
         tau = one["tau"]
+        # Too few invented entries for alpha: tau is +inf, "flag everything", and its catch of
+        # 1.0 says nothing of the detector. Said as such (``too_few``), never printed as a rule.
+        few = too_few(len(invented), alpha)
+        held_few = None if n_cal is None else too_few(n_cal, alpha)
         rows.append(
             {
                 "alpha": alpha,
                 "k": one["k"],
                 "n": len(invented),
                 "tau": tau,
-                "flag_if_p_hallucinated_at_least": 1.0 - tau if math.isfinite(tau) else -math.inf,
-                "catch": one["catch"],
-                "flag_rate_valid": one["flag_rate"],
+                "too_few": few,
+                "flag_if_p_hallucinated_at_least": math.nan if few else 1.0 - tau,
+                "catch": math.nan if few else one["catch"],
+                "flag_rate_valid": math.nan if few else one["flag_rate"],
+                "held_out_n_cal": n_cal,
+                "held_out_too_few": held_few,
                 "held_out_catch": math.nan
-                if one["run"] is None
+                if one["run"] is None or held_few
                 else one["run"]["conformal"]["catch"]["mean"],
             }
         )
@@ -86,13 +95,76 @@ def agreement(
     fa, fb = flags(a), flags(b)
     common = sorted(set(fa) & set(fb))
     if not common:
-        return 0, {}
+        # No entry both classified (one answered UNCERTAIN, or nothing, throughout): every
+        # statistic is undefined, and said so (``undefined_notes``), never a KeyError.
+        return 0, {name: (math.nan, math.nan, math.nan) for name in AGREEMENT_STATS}
     intervals = agreement_intervals([fa[i] for i in common], [fb[i] for i in common])
     return len(common), {name: (iv.estimate, iv.low, iv.high) for name, iv in intervals.items()}
 
 
+def _classified(records: Sequence[Mapping[str, Any]]) -> str:
+    """How many of a detector's entries it classified, and what the rest were."""
+    from collections import Counter
+
+    said = Counter(
+        "classified"
+        if "flagged" in (r.get("metrics") or {})
+        else {"abstained": "UNCERTAIN", "error": "error"}.get(str(r.get("outcome")), "unanswered")
+        for r in records
+    )
+    rest = ", ".join(f"{n} {kind}" for kind, n in sorted(said.items()) if kind != "classified")
+    return f"{said['classified']} of {len(records)} classified" + (f" ({rest})" if rest else "")
+
+
+def undefined_notes(
+    suite: str,
+    n: int,
+    stats: Mapping[str, tuple[float, float, float]],
+    named: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
+) -> list[str]:
+    """Why a statistic of ``agree`` is shown as "-": a line per undefined one."""
+    if n == 0:
+        who = "; ".join(f"{model}: {_classified(records)}" for model, records in named)
+        return [f"{suite}: no entry that both detectors classified ({who}): nothing to compare"]
+    why = {
+        "kappa": "kappa is undefined: chance agreement is 1 (both detectors gave every shared "
+        "entry one and the same label)",
+        "ac1": "AC1 is undefined on these entries",
+        "psa": "PSA is undefined: neither detector flagged a shared entry",
+        "nsa": "NSA is undefined: neither detector called a shared entry VALID",
+    }
+    return [f"{suite}: {why[k]}" for k in AGREEMENT_STATS if math.isnan(stats[k][0])]
+
+
+def too_few_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the "too few" cells and the missing held-out catches mean, one line per alpha."""
+    notes = []
+    for r in rows:
+        if r["too_few"]:
+            notes.append(
+                f"{r['too_few']} invented entries with a score: no threshold promises the "
+                "catch short of flagging every entry, so no rule is given"
+            )
+        if r["held_out_too_few"] and not r["too_few"]:
+            notes.append(
+                f"held-out splits calibrate on n_cal = {r['held_out_n_cal']}: "
+                f"{r['held_out_too_few']}, so no held-out catch"
+            )
+    return notes
+
+
+def _iv(value: float, low: float, high: float) -> str:
+    """``value [low, high]``; the value alone when no bootstrap replicate defined an interval;
+    ``-`` when the statistic itself is undefined (a note says why)."""
+    from pytest_citebench.papers.guard.summary import fmt_iv
+
+    if math.isnan(value) or not (math.isnan(low) or math.isnan(high)):
+        return fmt_iv(value, low, high)
+    return f"{value:.3f}"
+
+
 def _fmt(x: float) -> str:
-    return "-" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.3f}")
+    return "-" if not math.isfinite(x) else f"{x:.3f}"
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -124,20 +196,23 @@ def conformal_main(argv: Sequence[str]) -> int:
             f"{suite}  {model}: {scored} of {len(records)} entries scored "
             "(UNCERTAIN or no confidence left out)"
         )
+        found = conformal_rows(records, alphas)
         rows = [
             (
                 _fmt(r["alpha"]),
                 f"{r['k']}/{r['n']}",
-                _fmt(r["tau"]),
-                _fmt(r["flag_if_p_hallucinated_at_least"]),
+                "too few" if r["too_few"] else _fmt(r["tau"]),
+                "too few" if r["too_few"] else _fmt(r["flag_if_p_hallucinated_at_least"]),
                 _fmt(r["catch"]),
                 _fmt(r["held_out_catch"]),
                 _fmt(r["flag_rate_valid"]),
             )
-            for r in conformal_rows(records, alphas)
+            for r in found
         ]
         headers = ("alpha", "k/n", "tau P(VALID)", "flag if P(H) >=", "catch", "held-out")
         for line in text_table((*headers, "flag rate VALID"), rows, right_from=0, rule=True):
+            print("  " + line)
+        for line in too_few_notes(found):
             print("  " + line)
     print(
         "The catch guarantee (mean held-out catch >= 1 - alpha) holds only if the calibration "
@@ -148,7 +223,6 @@ def conformal_main(argv: Sequence[str]) -> int:
 
 def agree_main(argv: Sequence[str]) -> int:
     """``hallmark agree RESULTS --model A --model B``: two detectors' agreement per suite."""
-    from pytest_citebench.papers.guard.summary import fmt_iv
     from pytest_citebench.reports.table import text_table
 
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench hallmark agree")
@@ -171,13 +245,18 @@ def agree_main(argv: Sequence[str]) -> int:
         )
         return 1
     rows = []
+    notes: list[str] = []
     for suite in suites:
-        n, stats = agreement(groups[(suite, args.model[0])], groups[(suite, args.model[1])])
-        cells = [fmt_iv(*stats[k]) for k in ("kappa", "ac1", "psa", "nsa")]
+        pair = [(m, groups[(suite, m)]) for m in args.model]
+        n, stats = agreement(pair[0][1], pair[1][1])
+        cells = [_iv(*stats[k]) for k in ("kappa", "ac1", "psa", "nsa")]
         rows.append((suite, str(n), *cells))
+        notes += undefined_notes(suite, n, stats, pair)
     print(f"agreement of {args.model[0]} and {args.model[1]} on what to flag (bootstrap 95% CI)")
     for line in text_table(
         ("suite", "n", "kappa", "AC1", "PSA (flag)", "NSA (valid)"), rows, right_from=1, rule=True
     ):
         print(line)
+    for note in notes:
+        print(f"note: {note}")
     return 0

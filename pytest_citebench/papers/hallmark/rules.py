@@ -15,6 +15,12 @@ It flags an entry when
   ``corpus.jsonl`` files, or ``registry=PATH``) under a title that is another work.
 
 Confidence: 0.99 for a flag the entry proves, 0.6 for VALID (absence of proof is weak evidence).
+
+Its two parameters (``now_year``, ``registry``) are declared as :data:`MODEL_OPTIONS`, so a typo
+in a name or a value it cannot use is a usage error when the run starts: ``registry=regg`` (no
+such path) once read no records and silently turned the registry check off, and ``now_year=abc``
+failed every item with a traceback. The retrieval baselines answer ``detect`` through these rules
+(the task's ``offline_answer``), so the options are theirs too.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ import json
 import re
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.api import AnswerFn, Hint
+from pytest_citebench.api import AnswerFn, Hint, ModelOption
 from pytest_citebench.errors import ProviderError
 from pytest_citebench.parsing import ARXIV_ID
 
@@ -135,9 +142,89 @@ def registry_conflict(doi: str, title: str, records: Mapping[str, list[str]]) ->
     return known[0]
 
 
+#: The range a ``now_year`` may take: a four-digit year.
+YEARS = (1000, 9999)
+
+
+def now_year_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be ``now_year``, or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{value!r} is not a whole number"
+    if not YEARS[0] <= value <= YEARS[1]:
+        return f"{value} is not a four-digit year"
+    return None
+
+
+def registry_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be ``registry``, or None: it must name a ``corpus.jsonl`` file, or a
+    folder holding at least one, that reads and holds at least one DOI record (an empty or
+    missing registry would turn the check off without a word)."""
+    if not isinstance(value, str) or not value.strip():
+        return f"{value!r} is not a path"
+    path = Path(value)
+    if not path.exists():
+        return f"{value!r}: no such file or folder"
+    if path.is_dir() and not any(path.rglob("corpus.jsonl")):
+        return f"{value!r}: a folder with no corpus.jsonl under it"
+    try:
+        records = registry(path)
+    except (OSError, ValueError) as exc:
+        return f"{value!r} cannot be read: {exc}"
+    if not records:
+        return f"{value!r} holds no DOI record (no line with a doi and a title)"
+    return None
+
+
+#: The rules' parameters, for the start-up check; the retrieval baselines read them when they
+#: answer ``detect``.
+MODEL_OPTIONS: tuple[ModelOption, ...] = (
+    ModelOption(
+        "now_year",
+        f"a year, a whole number from {YEARS[0]} to {YEARS[1]} (default {NOW_YEAR}): a later "
+        "year is flagged as in the future",
+        now_year_problem,
+        ("hallmark-rules", "bm25", "dense", "rerank"),
+    ),
+    ModelOption(
+        "registry",
+        "the path of a corpus.jsonl file, or of a folder holding them, with DOI records "
+        "(default: the committed suites)",
+        registry_problem,
+        ("hallmark-rules", "bm25", "dense", "rerank"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class RulesOptions:
+    """The rules' parameters, read once per entry from the model's options."""
+
+    now_year: int = NOW_YEAR
+    registry: Path | None = None  # None: the committed suites (``default_registry``)
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any]) -> RulesOptions:
+        """Read from a model's options. The start-up check has judged them already (the
+        registry's files included, once); a value of the wrong kind reaching here some other
+        way is a ``ProviderError`` naming it, never a traceback."""
+        now = options.get("now_year", NOW_YEAR)
+        problem = now_year_problem(now)
+        path = options.get("registry")
+        if problem is None and path is not None and (not isinstance(path, str) or not path):
+            problem = f"registry={path!r} is not a path"
+        elif problem is not None:
+            problem = f"now_year={problem}"
+        if problem is not None:
+            raise ProviderError(
+                f"citebench/hallmark-rules: {problem}; see the parameters in docs/hallmark.md"
+            )
+        return cls(now, Path(path) if path else None)
+
+
 def check(fields: Mapping[str, Any], options: Mapping[str, Any]) -> str | None:
     """The first thing the entry proves wrong, or None."""
-    now = int(options.get("now_year", NOW_YEAR))
+    settings = RulesOptions.of(options)
+    now = settings.now_year
     year_text = str(fields.get("year") or "").strip()
     year = int(year_text) if year_text.isdigit() else None
     if year is not None and year > now:
@@ -155,7 +242,7 @@ def check(fields: Mapping[str, Any], options: Mapping[str, Any]) -> str | None:
         if late:
             return late
     if doi:
-        path = options.get("registry") or default_registry()
+        path = settings.registry or default_registry()
         other = registry_conflict(doi, str(fields.get("title") or ""), registry(path))
         if other:
             return f"DOI {doi} is registered to another work: {other!r}"

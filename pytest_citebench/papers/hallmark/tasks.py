@@ -140,7 +140,11 @@ class Detect(Task):
             higher_is_better=True,
         ),
         # A count, printed like a share as it always was (scale "count" would change reports).
-        "uncertain": MetricSpec("detect: number of UNCERTAIN answers (a count, no CI)"),
+        # A count, not a share: every report prints it as one and no chart draws it as a bar
+        # (it once read "uncertain 4000.0" and "4000.0%" for 40 UNCERTAIN answers).
+        "uncertain": MetricSpec(
+            "detect: number of UNCERTAIN answers (a count, no CI)", scale="count", charted=False
+        ),
         "coverage": MetricSpec(
             "detect: share of entries with an answer (UNCERTAIN counts as one)",
             higher_is_better=True,

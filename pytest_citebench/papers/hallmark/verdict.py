@@ -3,8 +3,15 @@
 Why tolerant: models put the JSON in code fences, write prose around it, use lower case, leave
 trailing commas, or answer with a bare label. Each of those is still a clear verdict, and an
 answer read as *unanswered* because of a stray comma would score the parser, not the model.
-What is not a verdict stays one: no label, or two different bare labels ("not VALID but
+What is not a verdict stays one: no label, or two different bare labels ("VALID or
 HALLUCINATED?"), is ``None`` (the item is *unanswered*), never a guess.
+
+Negations are never read as the label they negate (``{"label": "NOT VALID"}`` once counted as
+VALID, because the word VALID was all the parser looked for). A label field, or a whole answer,
+that is one negated label reads as the other label of the pair (``NOT VALID`` is HALLUCINATED,
+``not hallucinated`` VALID; ``not uncertain`` names no label). In prose a negated label word
+("it is not valid, I think") makes the answer no verdict: which of the other labels a sentence
+means is a guess.
 """
 
 from __future__ import annotations
@@ -50,10 +57,48 @@ class Verdict:
         return json.dumps(obj, ensure_ascii=False)
 
 
+#: The other label of the binary pair: what a negated label field means.
+_OPPOSITE: dict[Label, Label] = {"VALID": "HALLUCINATED", "HALLUCINATED": "VALID"}
+# A label slot holding one negated label: "NOT VALID", "not_hallucinated", "non-valid",
+# "is not a hallucination", "isn't valid".
+_NEGATED_LABEL = re.compile(
+    r"(?:(?:it|this|the entry)\s+)?(?:is\s+not|isn't|is\s+no|not|non|no)\s+(?:an?\s+)?"
+    r"(?P<word>[a-z]+)"
+)
+#: Words that negate a label word up to three words after them in the same clause.
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "non", "neither", "nor", "without", "cannot", "hardly", "nothing"}
+)
+_CLAUSE_END = re.compile(r"[.;:!?,\n()\[\]{}\"]")
+
+
+def _normal(value: str) -> str:
+    """Lower case, ``_``/``-`` as spaces, one space between words, no edge punctuation."""
+    text = " ".join(re.sub(r"[_\-]+", " ", value).split()).lower()
+    return text.strip(" .!\"'`*")
+
+
 def _label(value: Any) -> Label | None:
+    """The label a label slot holds: a label word, or a negated one read as the other label of
+    the pair; None for anything else (a negated UNCERTAIN names no label)."""
     if not isinstance(value, str):
         return None
-    return _SYNONYMS.get(value.strip().strip(".!\"'").lower())
+    text = _normal(value)
+    if text in _SYNONYMS:
+        return _SYNONYMS[text]
+    negated = _NEGATED_LABEL.fullmatch(text)
+    if negated is not None:
+        word = _SYNONYMS.get(negated["word"])
+        return _OPPOSITE.get(word) if word is not None else None
+    return None
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether the label word at ``start`` is negated: a negation among the three words before
+    it in its clause ("is not VALID", "not at all valid", "isn't valid", "non-valid")."""
+    clause = _CLAUSE_END.split(text[:start])[-1].lower().replace("-", " ")
+    words = clause.split()[-3:]
+    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
 
 
 def confidence_of(value: Any) -> float | None:
@@ -119,7 +164,13 @@ def parse_verdict(raw: str) -> Verdict | None:
                 confidence_of(_field(obj, "confidence")),
                 reason.strip() if isinstance(reason, str) else "",
             )
-    words = {_SYNONYMS[m.group(1).lower()] for m in _WORD.finditer(text)}
+    whole = _label(text)
+    if whole is not None:  # the answer is one (possibly negated) label: "Not valid."
+        return Verdict(whole)
+    found_words = list(_WORD.finditer(text))
+    if any(_negated(text, m.start()) for m in found_words):
+        return None  # never the label a negation negates, nor a guess at what it meant
+    words = {_SYNONYMS[m.group(1).lower()] for m in found_words}
     if len(words) != 1:
         return None
     (label,) = words
