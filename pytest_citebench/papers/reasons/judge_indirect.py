@@ -324,6 +324,7 @@ def names_a_corpus_paper(r: TitleReply) -> Judgement | None:
             "hallucinated",
             f"names a title that is not the gold (a corpus paper): {short(r.title)}",
             r.title,
+            wrong_title=r.title,
         )
     return None
 
@@ -352,7 +353,10 @@ def not_shaped_like_a_title(r: TitleReply) -> Judgement | None:
 def names_another_title(r: TitleReply) -> Judgement:
     """The last rule: a title that is not the gold."""
     return Judgement(
-        "hallucinated", f"names a title that is not the gold: {short(r.title)}", r.title
+        "hallucinated",
+        f"names a title that is not the gold: {short(r.title)}",
+        r.title,
+        wrong_title=r.title,
     )
 
 
