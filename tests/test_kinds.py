@@ -475,3 +475,21 @@ def test_a_model_that_starts_inventing_fails_against_its_baseline() -> None:
     assert verdicts["hallucinated"] == "same"
     assert verdicts["fabricated"] == "FAIL" and verdicts["misattributed"] == "better"
     assert {d.metric for d in result.failures} == {"fabricated"}
+
+
+def test_the_lookup_is_off_unless_asked_and_a_bad_setting_is_said_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_citebench.papers.reasons import title_lookup
+
+    monkeypatch.setattr(title_lookup.SETTINGS, "mode", None)
+    monkeypatch.delenv("CITEBENCH_TITLE_LOOKUP", raising=False)
+    assert title_lookup.mode() == "offline" and title_lookup.environment_problems() == []
+    monkeypatch.setenv("CITEBENCH_TITLE_LOOKUP", "live")
+    assert title_lookup.mode() == "live"
+    monkeypatch.setattr(title_lookup.SETTINGS, "mode", "offline")  # the option wins
+    assert title_lookup.mode() == "offline"
+    monkeypatch.setenv("CITEBENCH_TITLE_LOOKUP", "sometimes")
+    assert title_lookup.environment_problems() == [
+        "CITEBENCH_TITLE_LOOKUP='sometimes': expected 'offline' or 'live'"
+    ]
