@@ -23,6 +23,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_citebench.metricspec import CORE_METRICS as CORE_METRICS
+from pytest_citebench.metricspec import KIND_METRICS as KIND_METRICS
+from pytest_citebench.metricspec import KINDS as KINDS
+from pytest_citebench.metricspec import HallucinationKind as HallucinationKind
 from pytest_citebench.metricspec import MetricSpec as MetricSpec
 
 if TYPE_CHECKING:
@@ -168,6 +171,9 @@ class ItemScore:
     # One line a reader can check the outcome against ("names 2 of 3 gold authors, none
     # invented"); empty only for tasks that have nothing to add to the outcome itself.
     reason: str = ""
+    # For a *hallucinated* item of a task that tells wrong citations apart (``KIND_METRICS``
+    # among its metrics): which kind, its evidence said in ``reason``; None otherwise.
+    kind: HallucinationKind | None = None
 
 
 def stage_dicts(attempt: Attempt) -> list[dict[str, Any]]:

@@ -199,6 +199,8 @@ class CaseItem(pytest.Item):
             self.user_properties.append((f"{PROPERTY}.outcome", result.outcome))
             if result.reason:
                 self.user_properties.append((f"{PROPERTY}.reason", result.reason))
+            if result.kind:
+                self.user_properties.append((f"{PROPERTY}.kind", result.kind))
             for name, value in sorted(result.metrics.items()):
                 self.user_properties.append((f"{PROPERTY}.{name}", value))
         if result.outcome == "error":

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
+
+#: What kind of wrong citation a *hallucinated* answer gives, when its task tells them apart
+#: (docs/outcomes.md, "Kinds of wrong citation"): ``misattributed`` (the named work is a real one,
+#: not the gold), ``fabricated`` (a title lookup found no such work) or ``unverified`` (nothing
+#: the run can see says either). One concept apart from the outcome: the outcome says the
+#: answer is wrong, the kind what is wrong with it.
+HallucinationKind = Literal["misattributed", "fabricated", "unverified"]
+KINDS: tuple[HallucinationKind, ...] = ("misattributed", "fabricated", "unverified")
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,10 @@ class MetricSpec:
     paired_test: Literal["mcnemar", "bootstrap", "none"] = "none"
     #: For a share of items: the outcome it counts (``accuracy`` counts ``correct``).
     outcome: str | None = None
+    #: For a share of items of ``outcome``: only those whose record carries this ``kind``
+    #: (``misattributed`` counts the hallucinated items of that kind), so a kind's share is a
+    #: share of every scored item, and the kinds' shares add up to the outcome's.
+    kind: str | None = None
     #: Says how far an answer is from the gold: the worst answers are ordered by the first such
     #: metric an item has (in the task's order), and their rows show these metrics.
     ranks_worst: bool = False
@@ -47,6 +59,16 @@ class MetricSpec:
             raise ValueError(f"{self.doc!r}: a compared metric needs higher_is_better")
         if self.paired_test == "mcnemar" and self.outcome is None:
             raise ValueError(f"{self.doc!r}: McNemar compares a share of one outcome: name it")
+        if self.kind is not None and self.outcome is None:
+            raise ValueError(f"{self.doc!r}: a kind is a kind of one outcome: name the outcome")
+
+    def counts(self, record: Any) -> bool:
+        """Whether an item record (a results-file mapping) is one this share counts: its
+        outcome, and its kind when the share is of one kind. Aggregation and the baseline's
+        McNemar test both ask this, so a share and its paired test never count differently."""
+        if record.get("outcome") != self.outcome:
+            return False
+        return self.kind is None or record.get("kind") == self.kind
 
 
 #: The metrics every task has, computed by the core from the outcomes: a task's ``metrics``
@@ -85,5 +107,44 @@ CORE_METRICS: Mapping[str, MetricSpec] = MappingProxyType(
         ),
         "errors": MetricSpec("items that ended in an error", scale="count"),
         "n": MetricSpec("items scored", scale="count"),
+    }
+)
+
+
+#: The shares of the kinds of wrong citation, for a task that tells them apart (it lists these
+#: among its ``metrics``; REASONS does): each a share of every scored item, Wilson CI, compared
+#: with a baseline by McNemar like ``hallucinated``, and gateable like any metric. Declared once
+#: here so every such task reports them under the same names. Not drawn as per-domain figures:
+#: the task's own section shows the split (REASONS: ``kinds_report``).
+KIND_METRICS: Mapping[str, MetricSpec] = MappingProxyType(
+    {
+        "misattributed": MetricSpec(
+            "share of items naming a real work that is not the gold (a wrong attribution)",
+            higher_is_better=False,
+            label="misattrib %",
+            paired_test="mcnemar",
+            outcome="hallucinated",
+            kind="misattributed",
+            charted=False,
+        ),
+        "fabricated": MetricSpec(
+            "share of items naming a work a title lookup found nowhere (an invented citation)",
+            higher_is_better=False,
+            label="fabricated %",
+            paired_test="mcnemar",
+            outcome="hallucinated",
+            kind="fabricated",
+            charted=False,
+        ),
+        "unverified": MetricSpec(
+            "share of items naming a wrong citation that nothing the run saw shows real or "
+            "invented (never counted as fabricated)",
+            higher_is_better=False,
+            label="unverified %",
+            paired_test="mcnemar",
+            outcome="hallucinated",
+            kind="unverified",
+            charted=False,
+        ),
     }
 )

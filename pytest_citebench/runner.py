@@ -143,6 +143,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         raw_answer=attempt.final.raw,
         stages=stages,
         reason=score.reason or DEFAULT_REASONS.get(score.outcome, score.outcome),
+        kind=score.kind,
     )
 
 

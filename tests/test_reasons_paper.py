@@ -135,5 +135,10 @@ def test_unknown_kind_in_pyproject_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_commands_and_examples_are_on_the_paper() -> None:
-    assert [c.name for c in PAPER.commands] == ["import-reasons", "audit", "train-reranker"]
+    assert [c.name for c in PAPER.commands] == [
+        "import-reasons",
+        "audit",
+        "build-title-index",
+        "train-reranker",
+    ]
     assert all(task.example and task.example["cited_title"] for task in PAPER.tasks)

@@ -64,6 +64,7 @@ __all__ = [
     "RateLimiter",
     "Resolver",
     "TransportError",
+    "polite_headers",
 ]
 
 
@@ -143,6 +144,25 @@ class RateLimiter:
             self._next = slot + self.interval
         if slot > now:
             self._sleep(slot - now)
+
+
+def polite_headers(mailto: str | None) -> dict[str, str]:
+    """The request headers of every registry client: crossrefapi's ``Etiquette`` User-Agent
+    (the polite pool's contact, ``mailto``) and JSON. Shared by the DOI resolver and the title
+    search, so both introduce themselves the same way."""
+    from crossref.restful import Etiquette
+
+    from pytest_citebench import __version__
+
+    ua = str(
+        Etiquette(
+            "pytest-citebench",
+            __version__,
+            "https://pypi.org/project/pytest-citebench/",
+            mailto or "anonymous",
+        )
+    )
+    return {"User-Agent": ua, "Accept": "application/json"}
 
 
 def _quote_doi(doi: str) -> str:
@@ -238,19 +258,7 @@ class Resolver(BaseResolver):
 
     def _http_headers(self) -> dict[str, str]:
         if self._headers is None:
-            from crossref.restful import Etiquette
-
-            from pytest_citebench import __version__
-
-            ua = str(
-                Etiquette(
-                    "pytest-citebench",
-                    __version__,
-                    "https://pypi.org/project/pytest-citebench/",
-                    self.mailto or "anonymous",
-                )
-            )
-            self._headers = {"User-Agent": ua, "Accept": "application/json"}
+            self._headers = polite_headers(self.mailto)
         return self._headers
 
     def fetch(self, source: str, doi: str, attempt: int) -> RawResponse | None:

@@ -19,7 +19,7 @@ from pytest_citebench.metrics.stats import bootstrap_mean_ci, wilson_ci
 # Shares get Wilson CIs; task metrics (means of per-item numbers) get bootstrap CIs; tasks may
 # add set-level metrics of their own.
 BASE_METRICS: Mapping[str, str] = {name: spec.doc for name, spec in CORE_METRICS.items()}
-_SHARES = tuple((name, spec.outcome) for name, spec in CORE_METRICS.items() if spec.outcome)
+_SHARES = tuple((name, spec) for name, spec in CORE_METRICS.items() if spec.outcome)
 # Per-item metrics (HR, F1, BLEU, ...) are means over items that named something: abstained and
 # unanswered items have no answer to measure.
 _NOT_ANSWERED = ("abstained", "unanswered")
@@ -54,12 +54,20 @@ def aggregate_group(
     scored = [r for r in records if r["outcome"] != "error"]
     n = len(scored)
     metrics: dict[str, Stat] = {}
-    for name, outcome in _SHARES:
-        k = counts.get(outcome, 0)
+    # The core's outcome shares, then the shares a task declares among its metrics (the kinds
+    # of a hallucinated answer): a spec naming an outcome is a share of the scored items.
+    shares = [*_SHARES, *((m, s) for m, s in task_obj.metrics.items() if s.outcome)]
+    for name, spec in shares:
+        if spec.kind is None:
+            k = counts.get(str(spec.outcome), 0)
+        else:
+            k = sum(1 for r in scored if spec.counts(r))
         lo, hi = wilson_ci(k, n)
         metrics[name] = Stat(k / n if n else math.nan, lo, hi, n)
     answered = [r for r in scored if r["outcome"] not in _NOT_ANSWERED]
-    for name in task_obj.metrics:
+    for name, spec in task_obj.metrics.items():
+        if spec.outcome:
+            continue  # a share, counted above
         values = [float(r["metrics"][name]) for r in answered if name in r["metrics"]]
         if values:
             lo, hi = bootstrap_mean_ci(values)

@@ -5,7 +5,8 @@ item-to-item difficulty that dominates the variance of either run's mean. Compar
 independent confidence intervals instead would call a real three-point drop "noise" on most
 suites. Concretely, per model x suite x task:
 
-* ``accuracy`` and ``hallucinated`` (a yes/no per item): the exact McNemar test, a two-sided
+* ``accuracy`` and ``hallucinated``, and a task's kinds of it (``misattributed``,
+  ``fabricated``, ``unverified``) (a yes/no per item): the exact McNemar test, a two-sided
   binomial test on the discordant pairs (items that flipped one way against the other way). Exact
   because on a small suite a handful of flips is all there is, where the chi-square version is
   wrong.
@@ -286,9 +287,10 @@ def _share_delta(
 ) -> MetricDelta:
     from pytest_citebench.metrics.stats import bootstrap_mean_ci
 
-    higher, test, outcome = bool(spec.higher_is_better), spec.paired_test, spec.outcome
-    base = [float(b["outcome"] == outcome) for b, _ in pairs]
-    new = [float(n["outcome"] == outcome) for _, n in pairs]
+    higher, test = bool(spec.higher_is_better), spec.paired_test
+    # An outcome, or one kind of it (``misattributed`` among the hallucinated): ``spec.counts``.
+    base = [float(spec.counts(b)) for b, _ in pairs]
+    new = [float(spec.counts(n)) for _, n in pairs]
     # Discordant pairs counted as "got worse" / "got better" in the metric's own direction.
     up = sum(1 for x, y in zip(base, new, strict=True) if y > x)
     down = sum(1 for x, y in zip(base, new, strict=True) if y < x)

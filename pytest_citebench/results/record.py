@@ -41,6 +41,10 @@ class ItemResult:
     # Such a record is kept and reported, but left out of the headline numbers and gates unless
     # the run includes suspect golds (``--citebench-include-suspect``).
     gold_suspect: dict[str, Any] | None = None
+    # A hallucinated item's kind of wrong citation ("misattributed", "fabricated",
+    # "unverified"), when its task tells them apart (the evidence is in ``reason``); None for
+    # every other outcome and task, and for records written before kinds existed.
+    kind: str | None = None
 
     def to_record(self) -> dict[str, Any]:
         """``type: item`` tells it from the aggregate lines that share the results file.

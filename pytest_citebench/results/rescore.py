@@ -125,6 +125,7 @@ def rescore_record(
         reason=score.reason or out.get("reason", ""),
         scorer_version=task.scorer_version,
         gold_suspect=gold_suspect(item.fields),
+        kind=score.kind,
     )
     return out
 

@@ -119,6 +119,7 @@ def invents_authors(r: AuthorsReply) -> Judgement | None:
         "hallucinated",
         f"{len(verdict.invented)} author(s) not in the gold: {names_shown}",
         r.answer,
+        wrong_authors=verdict.invented,
     )
 
 

@@ -327,7 +327,10 @@ def settles_in_prose(r: TitleReply) -> Judgement | None:
     if same_title(stated, r.gold):
         return None  # a self-citation: the echo rules decide
     return Judgement(
-        "hallucinated", f"names a title that is not the gold (in prose): {short(stated)}", stated
+        "hallucinated",
+        f"names a title that is not the gold (in prose): {short(stated)}",
+        stated,
+        wrong_title=stated,
     )
 
 
@@ -448,6 +451,7 @@ def names_a_corpus_paper(r: TitleReply) -> Judgement | None:
             "hallucinated",
             f"names a title that is not the gold (a corpus paper): {short(r.title)}",
             r.title,
+            wrong_title=r.title,
         )
     return None
 
@@ -476,7 +480,10 @@ def not_shaped_like_a_title(r: TitleReply) -> Judgement | None:
 def names_another_title(r: TitleReply) -> Judgement:
     """The last rule: a title that is not the gold."""
     return Judgement(
-        "hallucinated", f"names a title that is not the gold: {short(r.title)}", r.title
+        "hallucinated",
+        f"names a title that is not the gold: {short(r.title)}",
+        r.title,
+        wrong_title=r.title,
     )
 
 

@@ -23,6 +23,13 @@ class Judgement:
     outcome: Outcome
     reason: str
     answer: str
+    #: What a *hallucinated* judgement found wrong, as data for the kind of wrong citation
+    #: (``kinds.py`` classifies it after the rules decide; the rules never read these): the
+    #: title judged not the gold (indirect), the people judged not gold authors (direct), and
+    #: how an identifier given with the answer was wrong (``identifiers.WRONG_IDS``), if one was.
+    wrong_title: str = ""
+    wrong_authors: tuple[str, ...] = ()
+    wrong_id: str = ""
 
 
 Reply = TypeVar("Reply")

@@ -87,8 +87,16 @@ def _charts(rows: Sequence[AdversarialRow]) -> tuple[Chart, ...]:
 
 
 def sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]:
-    """The paper's report sections: Table 3 when a run has swapped suites beside their
-    originals, nothing otherwise (a run without ``--citebench-adversarial`` shows no table)."""
+    """The paper's report sections: Table 3, then the kinds of wrong citation
+    (``kinds_report``), each only when the run has something for it."""
+    from pytest_citebench.papers.reasons.kinds_report import sections as kind_sections
+
+    return [*adversarial_sections(aggregates, records), *kind_sections(aggregates, records)]
+
+
+def adversarial_sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]:
+    """Table 3 when a run has swapped suites beside their originals, nothing otherwise (a run
+    without ``--citebench-adversarial`` shows no table)."""
     rows = adversarial_rows(records)
     if not rows:
         return []

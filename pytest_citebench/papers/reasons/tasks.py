@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pytest_citebench.api import (
+    KIND_METRICS,
     Aggregate,
     Attempt,
     Generate,
@@ -23,6 +24,7 @@ from pytest_citebench.api import (
     NamedTemplate,
     Records,
     Sample,
+    ScoredStage,
     Stage,
     Stat,
     Task,
@@ -35,6 +37,7 @@ from pytest_citebench.papers.reasons.echoes import echoes
 from pytest_citebench.papers.reasons.judge_direct import judge_direct
 from pytest_citebench.papers.reasons.judge_indirect import judge_indirect
 from pytest_citebench.papers.reasons.judgement import Judgement
+from pytest_citebench.papers.reasons.kinds import kind_of
 from pytest_citebench.papers.reasons.prompts import (
     DIRECT_ESCALATION,
     DIRECT_SYSTEM,
@@ -48,10 +51,14 @@ from pytest_citebench.parsing.reply import answer_after_reasoning
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
 
 #: The version of the REASONS scoring rules: bump it with any rule change that would give the same
-#: raw answer another outcome or metric (other papers' baselines stay comparable).
+#: raw answer another outcome or metric (other papers' baselines stay comparable). 5: every
+#: hallucinated record carries its kind of wrong citation, with the evidence in its reason.
 SCORER_VERSION = "5"
 
 REASONS_METRICS: Mapping[str, MetricSpec] = {
+    # The kinds of a hallucinated answer (kinds.py): shares of the scored items, as the core
+    # declares them for every task that tells them apart.
+    **KIND_METRICS,
     "hr_paper": MetricSpec(
         "hallucination rate, the paper's formula (answered items)",
         higher_is_better=False,
@@ -278,24 +285,48 @@ class _Reasons(Task):
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         raw = await generate(self.messages(item), hint=self.hint(item, suite_corpus))
-        return Attempt((self.parse(self.kind, raw),), corpus=suite_corpus)
+        return await self.looked_up(
+            item, Attempt((self.parse(self.kind, raw),), corpus=suite_corpus)
+        )
+
+    async def looked_up(self, item: Sample, attempt: Attempt) -> Attempt:
+        """The attempt with a live title lookup on its final stage, when the run asked for one
+        (``--citebench-title-lookup live``) and the kind of a wrong title needs it."""
+        from pytest_citebench.papers.reasons.title_lookup import with_lookup
+
+        return await with_lookup(self.judge, item, attempt)
 
     def restage(self, item: Sample, attempt: Attempt, corpus: str | None) -> Attempt:
-        """Every recorded stage parsed again from its raw text (``rescore``)."""
-        return Attempt(tuple(self.parse(s.name, s.raw) for s in attempt.stages), corpus=corpus)
+        """Every recorded stage parsed again from its raw text (``rescore``); what a stage
+        recorded beside it (a live title lookup) is kept: it was a request, not parsing."""
+        stages = []
+        for recorded in attempt.stages:
+            parsed = self.parse(recorded.name, recorded.raw)
+            if isinstance(recorded, ScoredStage) and recorded.details:
+                parsed = ScoredStage(
+                    parsed.name, parsed.raw, parsed.answer, parsed.abstained, recorded.details
+                )
+            stages.append(parsed)
+        return Attempt(tuple(stages), corpus=corpus)
 
     def score(self, item: Sample, attempt: Attempt) -> ItemScore:
         """Scored from the final stage's *raw* text, so a rescore applies today's parser; pure:
         the corpus it reads is the one ``solve`` or ``restage`` put on the attempt."""
         expected = self.expected(item)
-        verdict = self.judge(item, attempt.final, attempt.corpus)
+        final = attempt.final
+        verdict = self.judge(item, final, attempt.corpus)
         metrics: dict[str, float] = {}
         if verdict.outcome in ("correct", "partial", "hallucinated"):
             metrics = text_metrics(expected, verdict.answer, exact=verdict.outcome == "correct")
         reason = verdict.reason
         if verdict.outcome == "unanswered" and _not_read(attempt.final.raw, reason):
             reason = f"{NOT_READ}: {reason} (the rules found no title or names in this style)"
-        return ItemScore(verdict.outcome, expected, metrics, reason)
+        if verdict.outcome != "hallucinated":
+            return ItemScore(verdict.outcome, expected, metrics, reason)
+        # Which kind of wrong citation, told after the rules decided (kinds.py).
+        details = final.details if isinstance(final, ScoredStage) else None
+        found = kind_of(item, verdict, corpus=attempt.corpus, details=details, reply=final.raw)
+        return ItemScore(verdict.outcome, expected, metrics, found.reason(reason), found.kind)
 
     def set_metrics(self, records: Records) -> dict[str, Stat]:
         """``unread``: the share of scored replies whose reason says the rules could not read
@@ -450,7 +481,7 @@ class Escalating(_Reasons):
             ]
             raw = await generate(messages, hint=self.hint(item, suite_corpus, **given))
             stages.append(self.parse(step, raw))
-        return Attempt(tuple(stages), corpus=suite_corpus)
+        return await self.looked_up(item, Attempt(tuple(stages), corpus=suite_corpus))
 
 
 class EscalatingDirect(Escalating, Direct):
