@@ -188,10 +188,12 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
 
 def _checked_records(path: Path) -> Iterator[dict[str, Any]]:
     """Every record of a results file, each checked by ``record_problem``; the first bad one is
-    a ``JsonlError`` naming ``file:line`` and what to do."""
+    a ``JsonlError`` naming ``file:line`` and what to do. Text is read writable (a lone
+    surrogate becomes U+FFFD): every reader of a results file may write what it read again
+    (merge, promote, rescore, resume)."""
     from pytest_citebench import jsonl
 
-    for number, record in jsonl.iter_objects(path, torn_tail_ok=True):
+    for number, record in jsonl.iter_objects(path, torn_tail_ok=True, writable=True):
         problem = record_problem(record)
         if problem is not None:
             raise jsonl.JsonlError(path, number, f"{problem}; {WHAT_TO_DO}")
