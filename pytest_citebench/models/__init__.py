@@ -136,6 +136,11 @@ class Model:
             except Exception as exc:
                 # A failed attempt's recording (a malformed 200) is never saved or replayed.
                 recording.forget_since(mark)
+                if recording.played_count() > played:
+                    # A recorded response was served and could not be used (a body edited after
+                    # recording): replay is deterministic, so retrying would only turn it into a
+                    # miss of the same request, reported as "no recording".
+                    raise recording.unusable_error(exc) from None
                 if recording.miss_count() > miss_before:
                     raise recording.miss_error() from None
                 can_retry, retry_after = retryable(exc)
