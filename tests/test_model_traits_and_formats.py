@@ -3,6 +3,7 @@ each reader asks the trait it means, and a format is its renderer's module alone
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -32,7 +33,8 @@ def test_baselines_answers_files_and_rag_over_them_run_in_process() -> None:
     assert Model("citebench/bm25").traits == IN_PROCESS
     # A profile naming a citebench/* model is one too, whatever its own name.
     assert Model("mine", litellm_model="citebench/bm25").traits == IN_PROCESS
-    assert AnswersModel("answers:a.jsonl", needs_key=False).traits == IN_PROCESS
+    answers = AnswersModel("answers:a.jsonl", needs_key=False).traits
+    assert answers == dataclasses.replace(IN_PROCESS, reads_prompt=False)  # it answers by id
     assert IN_PROCESS.runs_in_process and not IN_PROCESS.priced and not IN_PROCESS.samples
     # RAG retrieves in-process; the base model decides the rest.
     assert RagModel.wrap(Model("citebench/bm25"), "naive").traits == IN_PROCESS

@@ -42,6 +42,9 @@ class Traits:
     runs_in_process: bool
     # It reads the sampling settings (temperature, top_p, max_tokens).
     samples: bool
+    # It answers the prompt it is given, so a wrapper that changes the prompt (RAG) changes what
+    # it answers; an answers file answers each item by id, whatever the prompt.
+    reads_prompt: bool = True
 
 
 # A ``citebench/*`` baseline or an answers file: no key, no cost, no cassette, no sampling.

@@ -14,6 +14,7 @@ at the start of the run naming ``file:line``. Every record of the run keeps the 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,7 +98,7 @@ class AnswersModel(Model):
 
     @property
     def traits(self) -> Traits:
-        return IN_PROCESS
+        return dataclasses.replace(IN_PROCESS, reads_prompt=False)
 
     def provenance(self) -> dict[str, str] | None:
         return {"file": str(self.book.path), "sha256": self.book.sha256}
