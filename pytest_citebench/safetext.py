@@ -56,3 +56,21 @@ def safe_line(line: str, value: Any) -> Any:
     """``value`` parsed from the JSON ``line``, made writable; the walk is skipped (one regex
     search) unless the line holds an escape that can spell a surrogate."""
     return safe_value(value) if _SURROGATE_ESCAPE.search(line) else value
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """Whether a parsed JSON value holds a lone surrogate anywhere (keys included): for input
+    that must be refused rather than repaired (a suite's gold text is compared, not repaired)."""
+    if isinstance(value, str):
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, list):
+        return any(holds_lone_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_lone_surrogate(k) or holds_lone_surrogate(v) for k, v in value.items())
+    return False

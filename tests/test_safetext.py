@@ -133,3 +133,26 @@ def test_an_error_text_holding_a_lone_surrogate_is_written_too(tmp_path: Path) -
     assert record["outcome"] == "error"
     assert REPLACEMENT in record["error"]
     jsonl.dumps(record).encode("utf-8")  # what the results file does with it
+
+
+@pytest.mark.parametrize("where", ["items.jsonl", "corpus.jsonl"])
+def test_a_lone_surrogate_in_a_suite_is_one_error_naming_file_line_and_field(
+    pytester: pytest.Pytester, tiny: Path, where: str
+) -> None:
+    """The same INTERNALERROR came from a suite: a gold title holding ``\\ud800`` reached the
+    results file as ``expected``. A suite's text is compared, not repaired: it is refused when
+    the suite loads, as one failing ``invalid-suite`` test and one ``validate`` line."""
+    path = tiny / where
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["title" if where == "corpus.jsonl" else "cited_title"] += LONE
+    lines[0] = json.dumps(first)  # ASCII JSON: the surrogate is written as its escape
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    field = "title" if where == "corpus.jsonl" else "cited_title"
+    says = f"{path}:1: field '{field}': holds a lone surrogate"
+
+    result = pytester.runpytest("--citebench", "--citebench-results", "out.jsonl")
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert says in result.stdout.str()
+    assert outcomes(result) == {"failed": 1}
+    assert cli(["validate", str(tiny)]) == 1
