@@ -19,6 +19,11 @@ class CassetteMiss(CitebenchError):
     """Replay found no recording of this exact request (new item, changed prompt or params)."""
 
 
+class CassetteUnusable(CitebenchError):
+    """Replay found the recording of this request and served it, but its response could not be
+    used (a body edited or damaged after recording): not a miss, and no retry can fix it."""
+
+
 class BudgetExceeded(CitebenchError):
     """``--citebench-max-cost`` was reached: the run stops before spending more."""
 

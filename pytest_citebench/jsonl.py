@@ -55,18 +55,29 @@ def _open_binary(path: Path) -> IO[bytes]:
     return path.open("rb")
 
 
-def iter_values(path: Path | str, *, torn_tail_ok: bool = False) -> Iterator[tuple[int, Any]]:
+def _writable_loads(line: str | bytes) -> Any:
+    from pytest_citebench.safetext import safe_line
+
+    text = line.decode("utf-8") if isinstance(line, bytes) else line  # jsonlines passes str
+    return safe_line(text, json.loads(text))
+
+
+def iter_values(
+    path: Path | str, *, torn_tail_ok: bool = False, writable: bool = False
+) -> Iterator[tuple[int, Any]]:
     """(line number, value) for every non-blank line of ``path`` (``.gz`` is decompressed).
 
     ``torn_tail_ok``: a malformed *last* line is dropped instead of raised; a results file whose
     writer was killed mid-line ends that way, and every finished record before it still counts.
+    ``writable``: a lone surrogate a line spells (``"\\ud800"``) comes back as U+FFFD
+    (``safetext``), for readers that write what they read again (results files).
     """
     path = Path(path)
     if not path.is_file():
         raise JsonlError(path, None, "file not found")
     with _open_binary(path) as handle:
         lines = _Lines(handle)
-        reader = jsonlines.Reader(lines, loads=json.loads)
+        reader = jsonlines.Reader(lines, loads=_writable_loads if writable else json.loads)
         while True:
             try:
                 value = reader.read(skip_empty=True, allow_none=True)
@@ -104,10 +115,10 @@ class _Lines:
 
 
 def iter_objects(
-    path: Path | str, *, torn_tail_ok: bool = False
+    path: Path | str, *, torn_tail_ok: bool = False, writable: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Like ``iter_values`` but every line must be a JSON object."""
-    for number, value in iter_values(path, torn_tail_ok=torn_tail_ok):
+    for number, value in iter_values(path, torn_tail_ok=torn_tail_ok, writable=writable):
         if not isinstance(value, dict):
             raise JsonlError(path, number, f"expected a JSON object, got {value_kind(value)}")
         yield number, value

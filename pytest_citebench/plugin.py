@@ -297,8 +297,13 @@ def _drop_per_test_log_capture(session: pytest.Session) -> None:
 class _ControllerHooks:
     """Hooks that need the session; registered only when --citebench is on, on the controller."""
 
+    #: Cassette misses shown in full in pytest's FAILURES section; the rest are one line each
+    #: in the short test summary, and counted per reason under "citebench cassette misses".
+    MISSES_SHOWN = 3
+
     def __init__(self, cb: Any) -> None:
         self.cb = cb
+        self.misses = 0
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
@@ -308,9 +313,31 @@ class _ControllerHooks:
         found = case_record(report)
         if found is not None:
             self.cb.ledger.add(*found)
+            self._compact_miss(report, found[0])
             reason = self.cb.ledger.should_stop()
             if reason:
                 self._stop(report, reason)
+
+    def _compact_miss(self, report: pytest.TestReport, record: dict[str, Any]) -> None:
+        """A replay whose cassettes do not match misses every item alike: 1,092 misses printed
+        ~7,700 lines of FAILURES before the summary. Past the first ``MISSES_SHOWN``, a miss is
+        left out of that section (unless ``-v``): pytest leaves out a report marked
+        ``_pdbshown`` (its mark for "already shown"), and still counts it and lists it in the
+        short test summary. The misses section counts them per reason and prints the fix."""
+        from pytest_citebench.recording import MISS_PREFIX
+
+        if record.get("outcome") != "error" or MISS_PREFIX not in str(record.get("error") or ""):
+            return
+        self.misses += 1
+        if self.misses > self.MISSES_SHOWN and self.cb.config.get_verbosity() <= 0:
+            report._pdbshown = True  # type: ignore[attr-defined]
+
+    @property
+    def misses_hidden(self) -> int:
+        """Misses left out of the FAILURES section."""
+        if self.cb.config.get_verbosity() > 0:
+            return 0
+        return max(0, self.misses - self.MISSES_SHOWN)
 
     def _stop(self, report: pytest.TestReport, reason: str) -> None:
         session = self.cb.session
@@ -412,8 +439,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line, yellow=True)
     for line in usage_warnings(ledger.records):
         terminalreporter.write_line(line, yellow=True)
+    from pytest_citebench.recording import rerun_for
+
+    hooks = config.pluginmanager.get_plugin("citebench-controller")
     misses = miss_report(
-        ledger.records, [str(a) for a in cb.config.invocation_params.args], command_settings(opts)
+        ledger.records,
+        [str(a) for a in cb.config.invocation_params.args],
+        command_settings(opts),
+        rerun_for(cb.config, str(opts.results) if opts.results is not None else None),
+        hidden=hooks.misses_hidden if isinstance(hooks, _ControllerHooks) else 0,
     )
     if misses:
         terminalreporter.write_sep("-", "citebench cassette misses")

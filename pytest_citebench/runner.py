@@ -33,6 +33,7 @@ from pytest_citebench.models import Model, track_usage, usage_summary
 from pytest_citebench.recording import Recorder, cassette_path, scrub_decoded
 from pytest_citebench.recording.notes import drop_note, save_note
 from pytest_citebench.results.record import ItemResult
+from pytest_citebench.safetext import safe_text
 from pytest_citebench.suites import gold_suspect
 
 
@@ -67,8 +68,12 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
     calls = track_usage()
 
     async def generate(messages: Sequence[Message], *, hint: Hint) -> str:
-        text = await job.model.answer_item(
-            messages, hint=hint, task=job.task.name, item_id=job.item.id
+        # Every model's answer enters the run here: a lone surrogate (JSON's "\ud800") is made
+        # U+FFFD, or the results file, the terminal and the error note could not write it.
+        text = safe_text(
+            await job.model.answer_item(
+                messages, hint=hint, task=job.task.name, item_id=job.item.id
+            )
         )
         # A remote answer is scored as replay will see it: scrubbed like its cassette (decoded too:
         # a key echoed base64- or percent-encoded), so a model (or a proxy) that echoes a key puts
@@ -108,7 +113,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         return _unsaved(job, attempt, exc, result)
     except CitebenchError as exc:
         # Provider errors quote requests and URLs; keys in them are scrubbed like cassettes.
-        error = scrub_decoded(str(exc))
+        error = scrub_decoded(safe_text(str(exc)))
         if recording and recorder is not None:
             error = _note_recording_error(recorder, job.cassette, exc, error)
         return result(
@@ -121,7 +126,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         )
     except Exception as exc:  # a bug or an unexpected provider failure: still an error, with trace
         trace = "".join(traceback.format_exception(exc, limit=-6))
-        error = scrub_decoded(f"{type(exc).__name__}: {exc}\n{trace}")
+        error = scrub_decoded(safe_text(f"{type(exc).__name__}: {exc}\n{trace}"))
         if recording and recorder is not None:
             error = _note_recording_error(recorder, job.cassette, exc, error)
         return result(
@@ -151,7 +156,7 @@ def _unsaved(
     job: Job, attempt: Attempt | None, exc: CassetteNotSaved, result: Callable[..., ItemResult]
 ) -> ItemResult:
     """The error record of an item whose cassette was not saved, keeping the answer it got."""
-    error = scrub_decoded(str(exc))
+    error = scrub_decoded(safe_text(str(exc)))
     if attempt is None:
         return result("error", answer="", expected="", metrics={}, error=error, reason=exc.reason)
     try:

@@ -381,6 +381,23 @@ def _check_fields(
             )
 
 
+def _check_text(path: Path, line: int, obj: Mapping[str, Any]) -> None:
+    """A lone surrogate (a JSON escape ``\\ud800``-``\\udfff`` without its pair) decodes to
+    text no UTF-8 file can hold: the first record written with it (the item's gold, its
+    ``expected``) was an INTERNALERROR with no record. Refused here, naming the field."""
+    from pytest_citebench.safetext import holds_lone_surrogate
+
+    for key, value in obj.items():
+        if holds_lone_surrogate(key) or holds_lone_surrogate(value):
+            raise SuiteError(
+                path,
+                "holds a lone surrogate (a JSON escape \\ud800-\\udfff without its pair), "
+                "which no UTF-8 file can hold; write the character itself, or drop it",
+                line=line,
+                field=key.encode("utf-8", "backslashreplace").decode("utf-8"),
+            )
+
+
 def load_items(manifest: Manifest) -> list[Sample]:
     """Every item of the suite, validated against the fields its tasks need."""
     spec: dict[str, type | tuple[type, ...]] = {"id": str}
@@ -421,6 +438,7 @@ def load_items(manifest: Manifest) -> list[Sample]:
                 line=line,
                 field=gold[0],
             )
+        _check_text(manifest.items_file, line, obj)
         seen[item_id] = line
         items.append(Sample(suite=manifest.name, id=item_id, fields=obj, line=line))
     if not items:
@@ -436,6 +454,7 @@ def load_corpus(manifest: Manifest) -> list[Paper]:
     seen: set[str] = set()
     for line, obj in _read_jsonl(manifest.corpus_file):
         _check_fields(manifest.corpus_file, line, obj, CORPUS_FIELDS)
+        _check_text(manifest.corpus_file, line, obj)
         if obj["id"] in seen:
             raise SuiteError(
                 manifest.corpus_file, f"duplicate id {obj['id']!r}", line=line, field="id"

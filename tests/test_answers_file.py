@@ -195,3 +195,36 @@ def test_a_key_in_an_answers_file_is_scrubbed_like_a_live_answer(
         ("html", (pytester.path / "report.html").read_text()),
     ]:
         assert env_key not in text and shaped not in text, where
+
+
+@pytest.mark.parametrize(
+    "rag",
+    [
+        ["--citebench-rag", "naive"],
+        ["--citebench-rag", "advanced"],
+        ["--citebench-rag", "none", "--citebench-rag", "naive"],
+    ],
+)
+def test_an_answers_file_behind_rag_is_one_usage_error_at_start(
+    pytester: pytest.Pytester, tiny: Path, rag: list[str]
+) -> None:
+    """Issue 36: ``answers:FILE`` with ``--citebench-rag`` failed every item (an answers file
+    answers by id and cannot stand behind a wrapper that changes the prompt). It is one usage
+    error before any item, naming both settings and what to do."""
+    write_answers(pytester.path / "answers.jsonl", [{"id": "2001.00001-s1", "answer": "pass"}])
+    result = pytester.runpytest(
+        "--citebench", "--citebench-model", "answers:answers.jsonl", *rag, "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert (
+        f"--citebench-rag {rag[-1]} with --citebench-model answers:answers.jsonl: an answers file "
+        "answers each item by id" in err
+    )
+    assert "run it without RAG" in err and "Traceback" not in err
+    assert "failed" not in result.stdout.str() and "passed" not in result.stdout.str()
+    # Without RAG the same file runs.
+    assert pytester.runpytest("--citebench", "--citebench-model", "answers:answers.jsonl").ret in (
+        pytest.ExitCode.OK,
+        pytest.ExitCode.TESTS_FAILED,
+    )

@@ -38,9 +38,10 @@ def test_baselines_answers_files_and_rag_over_them_run_in_process() -> None:
     assert Model("citebench/bm25").traits == IN_PROCESS
     # A profile naming a citebench/* model is one too, whatever its own name.
     assert Model("mine", litellm_model="citebench/bm25").traits == IN_PROCESS
-    # An answers file runs in-process too, but its text comes from outside: scrubbed of keys.
+    # An answers file runs in-process too, but its text comes from outside (scrubbed of keys),
+    # and it answers by id whatever the prompt.
     from_file = AnswersModel("answers:a.jsonl", needs_key=False).traits
-    assert from_file == dataclasses.replace(IN_PROCESS, scrubs_answers=True)
+    assert from_file == dataclasses.replace(IN_PROCESS, scrubs_answers=True, reads_prompt=False)
     assert IN_PROCESS.runs_in_process and not IN_PROCESS.priced and not IN_PROCESS.samples
     assert not IN_PROCESS.scrubs_answers  # the baselines answer from the suite's own corpus
     # RAG retrieves in-process; the base model decides the rest.

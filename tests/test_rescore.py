@@ -206,3 +206,123 @@ def test_rescore_record_for_mixed_and_guard(monkeypatch: pytest.MonkeyPatch) -> 
     guard["stages"][0]["raw"] = json.dumps(audit)
     new = rescore_record(guard, suites)
     assert new["outcome"] == "unanswered" and new["metrics"]["citations"] == 0
+
+
+def _run_file(pytester: pytest.Pytester) -> tuple[Path, list[dict[str, Any]]]:
+    """A bm25 run of the synth suite, its path and its records."""
+    assert pytester.runpytest("--citebench", "--citebench-results", "run.jsonl").ret == 0
+    run = pytester.path / "run.jsonl"
+    return run, read_jsonl(run)
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _without_raw(record: dict[str, Any]) -> None:
+    del record["stages"][0]["raw"]
+
+
+def _raw_not_text(record: dict[str, Any]) -> None:
+    record["stages"][0]["raw"] = 7
+
+
+def _without_abstained(record: dict[str, Any]) -> None:
+    del record["stages"][-1]["abstained"]
+
+
+def _details_not_an_object(record: dict[str, Any]) -> None:
+    record["stages"][0]["details"] = [1, 2]
+
+
+def _unknown_task(record: dict[str, Any]) -> None:
+    record["task"] = "nosuch"
+
+
+def _unknown_task_on_an_error(record: dict[str, Any]) -> None:
+    record.update(task="nosuch", outcome="error", error="boom", stages=[])
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (_without_raw, "stage 1 (indirect) has no 'raw'; this record cannot be rescored"),
+        (_raw_not_text, "stage 1 (indirect): 'raw' must be a string (the model's raw text"),
+        (_without_abstained, "stage 1 (indirect) has no 'abstained'"),
+        (_details_not_an_object, "stage 1 (indirect): 'details' must be an object, got [1, 2]"),
+        (_unknown_task, "task 'nosuch' is not a task of any installed paper (known: "),
+        (_unknown_task_on_an_error, "task 'nosuch' is not a task of any installed paper"),
+    ],
+)
+def test_rescore_of_a_record_it_cannot_use_is_one_line_naming_file_and_line(
+    pytester: pytest.Pytester,
+    synth: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: Any,
+    says: str,
+) -> None:
+    """Issue 36: an unknown task or a stage without ``raw`` was a KeyError traceback. Now every
+    record rescore cannot use is one line on stderr naming ``file:line``, what is wrong and what
+    to do, exit 2, and the file is left as it was."""
+    _, records = _run_file(pytester)
+    line = next(
+        n for n, r in enumerate(records, start=1) if r["type"] == "item" and r["task"] == "indirect"
+    )
+    damage(records[line - 1])
+    bad = _write(pytester.path / "bad.jsonl", records)
+    before = bad.read_bytes()
+    capsys.readouterr()
+    assert cli(["rescore", str(bad), "--suites", str(pytester.path / "suites")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"rescore: {bad}:{line}: "), err
+    assert says in err, err
+    assert "delete that line" in err
+    assert bad.read_bytes() == before
+
+
+def test_rescore_stamps_error_records_so_a_rescored_baseline_compares(
+    pytester: pytest.Pytester, synth: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: rescore left an error record at its old scorer version, so ``baseline
+    compare`` kept saying "scorer version changed ... rescore" after the rescore, a fix that
+    could never work. An error was never scored: rescore stamps it with the current version,
+    and compare ignores the scorer version of error records (their pairs are not compared)."""
+    run, records = _run_file(pytester)
+    old = []
+    for r in records:
+        if r["type"] == "item":
+            r = {k: v for k, v in r.items() if k not in ("reason", "scorer_version")}
+            if r["item_id"] == records[0]["item_id"]:
+                r.update(outcome="error", error="a provider failure", stages=[], metrics={})
+        old.append(r)
+    base = _write(pytester.path / "old.jsonl", old)
+    suites = str(pytester.path / "suites")
+    capsys.readouterr()
+    assert cli(["baseline", "compare", str(run), str(base)]) == 0
+    assert "scorer version changed" in capsys.readouterr().out  # scorer 1: rescore it
+
+    assert cli(["rescore", str(base), "--suites", suites]) == 0
+    assert "error record(s) kept, stamped with the current scorer version" in (
+        capsys.readouterr().out
+    )
+    rescored = [r for r in read_jsonl(base) if r["type"] == "item"]
+    assert {r["scorer_version"] for r in rescored} == {SCORER_VERSION}
+    assert cli(["baseline", "compare", str(run), str(base)]) == 0
+    out = capsys.readouterr().out
+    assert "scorer version changed" not in out and "rescore" not in out, out
+    compared = [line.split()[:4] for line in out.splitlines() if " accuracy " in line]
+    assert compared == [
+        ["synth", task, "citebench/bm25", "accuracy"] for task in ("direct", "indirect")
+    ], out
+
+
+def test_compare_ignores_the_scorer_version_of_error_records() -> None:
+    """An error record from an older run (never rescored) does not block a comparison: only
+    scored pairs are compared, so only their scorer versions can differ in a way that counts."""
+    errored = {**_item("error", None), "item_id": "b"}
+    new = [_item("correct", SCORER_VERSION), {**_item("correct", SCORER_VERSION), "item_id": "b"}]
+    result = compare(new, [_item("correct", SCORER_VERSION), errored])
+    (group,) = result.groups
+    assert not group.note and group.deltas and group.errors == 1

@@ -47,6 +47,9 @@ class Traits:
     # in them are scrubbed before they are scored, stored or printed. False only for the
     # built-in baselines, whose answers are the suite's own corpus.
     scrubs_answers: bool = False
+    # It answers the prompt it is given, so a wrapper that changes the prompt (RAG) changes what
+    # it answers; an answers file answers each item by id, whatever the prompt.
+    reads_prompt: bool = True
 
 
 # A ``citebench/*`` baseline or an answers file: no key, no cost, no cassette, no sampling.
@@ -158,6 +161,11 @@ class Model:
                         self.name,
                         why="the answer could not be read",
                     )
+                if recording.played_count() > played:
+                    # A recorded response was served and could not be used (a body edited after
+                    # recording): replay is deterministic, so retrying would only turn it into a
+                    # miss of the same request, reported as "no recording".
+                    raise recording.unusable_error(exc) from None
                 if recording.miss_count() > miss_before:
                     raise recording.miss_error() from None
                 can_retry, retry_after = retryable(exc)

@@ -103,7 +103,7 @@ class AnswersModel(Model):
 
     @property
     def traits(self) -> Traits:
-        return ANSWERS_TRAITS
+        return dataclasses.replace(ANSWERS_TRAITS, reads_prompt=False)
 
     def provenance(self) -> dict[str, str] | None:
         return {"file": str(self.book.path), "sha256": self.book.sha256}

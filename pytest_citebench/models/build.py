@@ -47,12 +47,22 @@ def plain_models(config: pytest.Config, options: Options, budget: Budget) -> lis
 
 
 def with_rag(models: list[Model], options: Options) -> list[Model]:
-    """Each model as ``--citebench-rag`` asks ('none' keeps the plain model beside the RAG ones)."""
+    """Each model as ``--citebench-rag`` asks ('none' keeps the plain model beside the RAG ones).
+
+    A model that does not read its prompt (``answers:FILE``) cannot stand behind RAG: that is
+    one usage error here, before any item, not an error on every item of the run."""
     out: list[Model] = []
     for model in models:
         for rag in options.rag or ["none"]:
             if rag == "none":
                 out.append(model)
+            elif not model.traits.reads_prompt:
+                raise pytest.UsageError(
+                    f"--citebench-rag {rag} with --citebench-model {model.name}: an answers "
+                    "file answers each item by id, whatever the prompt, so RAG's retrieved "
+                    "papers cannot reach it; run it without RAG (drop --citebench-rag, or pass "
+                    "--citebench-rag none over rag in [tool.citebench])"
+                )
             else:
                 from pytest_citebench.models.rag import RagModel
 

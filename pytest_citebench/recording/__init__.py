@@ -37,11 +37,18 @@ from pytest_citebench.recording.current import (
     recorded_count,
 )
 from pytest_citebench.recording.misses import (
+    API_BASE_UNKNOWN,
+    LAST_FAILED,
     MISS_PREFIX,
+    UNUSABLE_PREFIX,
+    Rerun,
+    api_base_of,
     miss_error,
     record_command,
     replay_command,
     request_differences,
+    rerun_for,
+    unusable_error,
 )
 from pytest_citebench.recording.paths import (
     HASH_DIGITS,
@@ -69,10 +76,12 @@ from pytest_citebench.recording.scrub import (
 
 __all__ = [
     "ALLOWED_HEADERS",
+    "API_BASE_UNKNOWN",
     "CLIENT_PACKAGES",
     "FILTER_HEADERS",
     "FILTER_QUERY",
     "HASH_DIGITS",
+    "LAST_FAILED",
     "MATCH_ON",
     "MAX_CASSETTE_BYTES",
     "MAX_CASSETTE_NODES",
@@ -80,12 +89,15 @@ __all__ = [
     "RECORD_MODES",
     "REDACTED",
     "SEGMENT_READABLE",
+    "UNUSABLE_PREFIX",
     "CassettePersister",
     "CassetteSerializer",
     "ItemCassette",
     "Recorder",
+    "Rerun",
     "add_secrets",
     "answered_since",
+    "api_base_of",
     "cassette_format",
     "cassette_path",
     "cassette_text",
@@ -103,6 +115,7 @@ __all__ = [
     "redact_params",
     "replay_command",
     "request_differences",
+    "rerun_for",
     "safe_segment",
     "scrub_decoded",
     "scrub_text",
@@ -110,4 +123,5 @@ __all__ = [
     "secret_param_values",
     "secret_values",
     "snapshot_secrets",
+    "unusable_error",
 ]

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pytest_citebench.errors import CassetteMiss
+from pytest_citebench.errors import CassetteMiss, CassetteUnusable
 from pytest_citebench.recording.cassettes import NotPlainFile, client_versions, recorded_versions
 from pytest_citebench.recording.current import _CURRENT
 from pytest_citebench.recording.notes import read_note
 from pytest_citebench.recording.scrub import scrub_text, scrub_uri
 
 MISS_PREFIX = "cassette miss:"
+UNUSABLE_PREFIX = "cassette unusable:"
 
 
 def miss_error() -> CassetteMiss:
@@ -59,6 +61,75 @@ def miss_error() -> CassetteMiss:
     return CassetteMiss("\n".join(lines))
 
 
+def unusable_error(exc: BaseException) -> CassetteUnusable:
+    """The recording of this request exists and was served, but the client could not use its
+    response: a body edited or damaged after recording. Said as such, never as "no recording of
+    this exact request" (the client's retry of the request was the miss that used to be
+    reported); replay is deterministic, so the caller does not retry. The end of the run prints
+    the command that records it again (``--citebench-record all`` overwrites the file)."""
+    current = _CURRENT.get()
+    if current is None:
+        return CassetteUnusable(f"a recorded response could not be used: {_said(exc)}")
+    played = [
+        pair
+        for index, pair in enumerate(current.cassette.data)
+        if current.cassette.play_counts[index]
+    ]
+    request, response = played[-1] if played else (None, None)
+    problem = response_problem(response) or f"the client could not read it ({_said(exc)})"
+    lines = [
+        f"{UNUSABLE_PREFIX} {current.path} holds a recording of this request, but its recorded "
+        f"response is not valid: {problem}",
+        "  the recording exists: its response was changed or damaged after it was recorded",
+    ]
+    if request is not None:
+        lines.append(f"  request: {request.method} {scrub_uri(request.uri)}")
+    lines.append(
+        "  (the command that records it again, overwriting the file, is printed at the end of "
+        "the run)"
+    )
+    return CassetteUnusable("\n".join(lines))
+
+
+def _said(exc: BaseException) -> str:
+    """An exception in one scrubbed line of at most 300 characters."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    text = scrub_text(text)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def response_problem(response: Any) -> str | None:
+    """What is wrong with a recorded response body a JSON API answered with, or None: a body
+    that is not text, or (for a JSON content type, or a body that looks like JSON) not JSON."""
+    if not isinstance(response, dict):
+        return None
+    body = response.get("body")
+    text = body.get("string") if isinstance(body, dict) else None
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"the body is not UTF-8 ({exc.reason} at byte {exc.start})"
+    if not isinstance(text, str):
+        return None
+    headers = response.get("headers") or {}
+    kinds = [
+        str(v).lower()
+        for name, values in headers.items()
+        if str(name).lower() == "content-type"
+        for v in (values if isinstance(values, list) else [values])
+    ]
+    if not any("json" in kind for kind in kinds) and text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        return f"the body is not valid JSON ({' '.join(str(exc).split())[:200]})"
+    except RecursionError:
+        return "the body is not valid JSON (nested too deeply)"
+    return None
+
+
 def _nearest(cassette: Any, request: Any) -> Any:
     requests = list(getattr(cassette, "requests", []) or [])
     if not requests:
@@ -83,16 +154,44 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: The endpoint paths an OpenAI-compatible client appends to its api base.
+_ENDPOINTS = ("/chat/completions", "/completions", "/embeddings", "/responses")
+#: How ``request_differences`` says that two requests went to other servers whose api bases
+#: it cannot tell (no known endpoint path): the URIs, not a value ``--citebench-api-base`` takes.
+API_BASE_UNKNOWN = "a request to "
+
+
+def api_base_of(uri: str) -> str | None:
+    """The api base a request was sent to, as ``--citebench-api-base`` takes it (the URI
+    without its query and endpoint path: ``http://127.0.0.1:8011/v1``), or None when the path
+    ends in no endpoint an OpenAI-compatible client calls."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(uri)
+    for endpoint in _ENDPOINTS:
+        if parts.path.endswith(endpoint):
+            return urlunsplit((parts.scheme, parts.netloc, parts.path[: -len(endpoint)], "", ""))
+    return None
+
+
 def request_differences(recorded: Any, now: Any) -> list[str]:
     """What differs between two requests, as a person would say it: ``max_tokens: recorded 64,
-    now 65``, ``api_base differs``, ``messages[1].content differs``."""
+    now 65``, ``api_base differs: recorded http://127.0.0.1:8011/v1, now
+    https://api.openai.com/v1`` (the value to pass back, when the endpoint is known),
+    ``messages[1].content differs``."""
     out: list[str] = []
     if recorded.method != now.method:
         out.append(f"method: recorded {recorded.method}, now {now.method}")
     if recorded.uri != now.uri:
-        if (recorded.host, recorded.port) != (now.host, now.port):
+        bases = api_base_of(recorded.uri), api_base_of(now.uri)
+        if bases[0] is not None and bases[1] is not None and bases[0] != bases[1]:
             out.append(
-                f"api_base differs: recorded {scrub_uri(recorded.uri)}, now {scrub_uri(now.uri)}"
+                f"api_base differs: recorded {scrub_uri(bases[0])}, now {scrub_uri(bases[1])}"
+            )
+        elif (recorded.host, recorded.port) != (now.host, now.port):
+            out.append(
+                f"api_base differs: recorded {API_BASE_UNKNOWN}{scrub_uri(recorded.uri)}, "
+                f"now to {scrub_uri(now.uri)}"
             )
         else:
             out.append(f"uri: recorded {scrub_uri(recorded.uri)}, now {scrub_uri(now.uri)}")
@@ -145,31 +244,111 @@ def _without(args: Sequence[str], flags: Iterable[str]) -> list[str]:
     return kept
 
 
-def _command(args: list[str], nodeids: list[str], tail: Sequence[str]) -> str:
+#: Node ids a printed command lists at most before it selects them another way (``Rerun``).
+LISTED = 10
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """How a printed command selects this run's failed items, and only them.
+
+    Up to ``LISTED`` node ids are listed, the run's own files, folders and node ids
+    (``positional``: their indices in its arguments) dropped: pytest collects a folder whole
+    beside a node id inside it, so a listed item with its suite folder recorded the whole suite
+    again with ``--citebench-record all``. More are selected with ``--lf`` when pytest's cache
+    plugin is on (``last_failed``), else with ``--citebench-resume`` on the run's results file,
+    which holds their error records (``results``); with neither every node id is listed, since
+    ``--lf`` without the cache plugin is "unrecognized arguments" (tox's replays pass ``-p
+    no:cacheprovider``)."""
+
+    last_failed: bool = True
+    results: str | None = None
+    positional: frozenset[int] = frozenset()
+
+
+#: ``--lf`` for more than ``LISTED`` items, as before the cache plugin was asked about.
+LAST_FAILED = Rerun()
+
+
+def rerun_for(config: Any, results: str | None) -> Rerun:
+    """How this run's printed commands select its failed items: ``--lf`` only where pytest's
+    cache plugin is on, the run's results file (``results``) for ``--citebench-resume``, and
+    which of its arguments are files, folders or node ids (pytest's ``file_or_dir``, each told
+    from an option's value equal to it by asking the option what it parsed)."""
+    args = [str(a) for a in config.invocation_params.args]
+    paths = {str(p) for p in (config.getoption("file_or_dir", None) or [])}
+    positional = set()
+    for index, arg in enumerate(args):
+        if arg not in paths:
+            continue
+        previous = args[index - 1] if index else ""
+        if previous.startswith("-") and "=" not in previous and _value_of(config, previous, arg):
+            continue
+        positional.add(index)
+    return Rerun(
+        last_failed=bool(config.pluginmanager.has_plugin("cacheprovider")),
+        results=results,
+        positional=frozenset(positional),
+    )
+
+
+def _value_of(config: Any, flag: str, word: str) -> bool:
+    """Whether ``word`` is what the option ``flag`` parsed to (its value, not a file)."""
+    try:
+        parsed = config.getoption(flag)
+    except (ValueError, AttributeError):
+        return False
+    if isinstance(parsed, list | tuple):
+        return word in [str(v) for v in parsed]
+    return not isinstance(parsed, bool) and str(parsed) == word
+
+
+def _command(
+    args: list[str],
+    nodeids: list[str],
+    drop: Iterable[str],
+    tail: Sequence[str],
+    rerun: Rerun,
+) -> str:
+    """``pytest`` with the run's ``args`` less the ``drop`` flags (and their values), the
+    selection ``rerun`` gives for ``nodeids``, then ``tail``."""
     import shlex
 
-    selection: list[str] = nodeids if len(nodeids) <= 10 else ["--lf"]
-    if len(nodeids) <= 10:
-        args = [a for a in args if "::" not in a]
-    words = ["pytest", *args, *selection, *tail]
+    drop = list(drop)
+    if len(nodeids) <= LISTED or not (rerun.last_failed or rerun.results):
+        args = [a for i, a in enumerate(args) if i not in rerun.positional and "::" not in a]
+        selection = nodeids
+    elif rerun.last_failed:
+        selection = ["--lf"]
+    else:
+        drop.append("--citebench-resume")
+        selection = ["--citebench-resume", str(rerun.results)]
+    words = ["pytest", *_without(args, drop), *selection, *tail]
     return scrub_text(" ".join(shlex.quote(w) for w in words))
 
 
 def record_command(
-    args: list[str], nodeids: list[str], settings: Sequence[tuple[str, str]] = ()
+    args: list[str],
+    nodeids: list[str],
+    settings: Sequence[tuple[str, str]] = (),
+    rerun: Rerun = LAST_FAILED,
 ) -> str:
     """One command that records every missed item: the run's own arguments (so the endpoint,
     sampling and parameters that shaped the requests are repeated), its record mode replaced.
     ``settings``: flags the run took from pyproject.toml or defaults (the models, the sampling),
     written out so the command records what this run asked for, whatever the config says."""
-    kept = _without(args, ["--citebench-record"])
-    given = {a.split("=", 1)[0] for a in kept}
+    given = {a.split("=", 1)[0] for a in _without(args, ["--citebench-record"])}
     extra = [w for flag, value in settings if flag not in given for w in (flag, value)]
-    return _command([*kept, *extra], nodeids, ["--citebench-record", "all"])
+    return _command(
+        [*args, *extra], nodeids, ["--citebench-record"], ["--citebench-record", "all"], rerun
+    )
 
 
-def replay_command(args: list[str], nodeids: list[str], recorded: Mapping[str, str]) -> str:
-    """The run's command with the sampling flags set to what the cassettes were recorded with:
-    the fix for a miss that only changed sampling, with no key, no network and no overwrite."""
-    kept = _without(args, ["--citebench-record", *recorded])
-    return _command(kept, nodeids, [w for flag, value in recorded.items() for w in (flag, value)])
+def replay_command(
+    args: list[str], nodeids: list[str], recorded: Mapping[str, str], rerun: Rerun = LAST_FAILED
+) -> str:
+    """The run's command with the flags that shaped the requests (the sampling, the api base)
+    set to what the cassettes were recorded with: the fix for a miss that only changed those,
+    with no key, no network and no overwrite."""
+    tail = [w for flag, value in recorded.items() for w in (flag, value)]
+    return _command(args, nodeids, ["--citebench-record", *recorded], tail, rerun)

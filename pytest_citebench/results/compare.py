@@ -385,7 +385,13 @@ def compare(
                 (base[i].get("suite_version"), new[i].get("suite_version")) for i in shared_ids
             }
             changed = sorted({f"v{b} -> v{n}" for b, n in versions if b != n})
-            scorers = {(_scorer(base[i]), _scorer(new[i])) for i in shared_ids}
+            # An error record was never scored, so its scorer version says nothing about the
+            # rules (and its pair is not compared below): only scored pairs can have changed.
+            scorers = {
+                (_scorer(base[i]), _scorer(new[i]))
+                for i in shared_ids
+                if base[i]["outcome"] != "error" and new[i]["outcome"] != "error"
+            }
             rescored = sorted({f"{b} -> {n}" for b, n in scorers if b != n})
             if changed:
                 note = f"{SUITE_CHANGED} ({', '.join(changed)}): not compared"

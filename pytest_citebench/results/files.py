@@ -233,16 +233,28 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _checked_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Every record of a results file, each checked by ``record_problem``; the first bad one is
-    a ``JsonlError`` naming ``file:line`` and what to do."""
+def _checked_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every record of a results file with its line number, each checked by
+    ``record_problem``; the first bad one is a ``JsonlError`` naming ``file:line`` and what to
+    do. Text is read writable (a lone surrogate becomes U+FFFD): every reader of a results file
+    may write what it read again (merge, promote, rescore, resume)."""
     from pytest_citebench import jsonl
 
-    for number, record in jsonl.iter_objects(path, torn_tail_ok=True):
+    for number, record in jsonl.iter_objects(path, torn_tail_ok=True, writable=True):
         problem = record_problem(record)
         if problem is not None:
             raise jsonl.JsonlError(path, number, f"{problem}; {WHAT_TO_DO}")
-        yield record
+        yield number, record
+
+
+def read_item_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The item records of a results file, each with its line number: for a reader whose own
+    checks (``rescore``'s) must name ``file:line`` too."""
+    return [
+        (number, record)
+        for number, record in _checked_records(path)
+        if record.get("type", "item") == "item"
+    ]
 
 
 class ResultsWriteError(OSError):
@@ -354,7 +366,7 @@ def read_all(
     items: list[dict[str, Any]] = []
     aggregates: list[dict[str, Any]] = []
     shard = None
-    for record in _checked_records(path):
+    for _, record in _checked_records(path):
         kind = record.get("type", "item")
         if kind == "item":
             items.append(record)

@@ -47,7 +47,8 @@ class RescoreStats:
         """The report printed after a rescore; says so when no outcome changed, too."""
         out = [
             f"rescored {self.rescored} of {self.items} items under {self.scorers()} "
-            f"({self.errors} error record(s) kept as they are)"
+            f"({self.errors} error record(s) kept, stamped with the current scorer version: "
+            "an error was never scored)"
         ]
         for (old, new), count in sorted(self.changes.items()):
             out.append(f"  {old} -> {new}: {count}")
@@ -67,29 +68,73 @@ def _suites(roots: Sequence[Path]) -> dict[str, Any]:
     return found
 
 
-def _stage(data: Mapping[str, Any]) -> Stage:
+#: What every stored stage must hold for ``rescore`` to rebuild it, with the JSON type.
+_STAGE_FIELDS: tuple[tuple[str, type, str], ...] = (
+    ("name", str, "a string"),
+    ("raw", str, "a string (the model's raw text, which rescore parses again)"),
+    ("answer", str, "a string"),
+    ("abstained", bool, "true or false"),
+)
+#: What to do about a record rescore cannot use: said once, after the problem.
+_CANNOT = (
+    "this record cannot be rescored; run the item again (pytest --citebench ... "
+    "--citebench-results FILE) or delete that line"
+)
+
+
+def _stage(data: Mapping[str, Any], number: int = 1, where: str = "") -> Stage:
+    """A stored stage rebuilt; one that lacks a field (or has the wrong type) is a ValueError
+    naming ``where`` (``file:line: ``), the stage and the field, never a KeyError."""
+    label = f"stage {number}" + (f" ({data['name']})" if isinstance(data.get("name"), str) else "")
+    for name, kind, what in _STAGE_FIELDS:
+        if name not in data:
+            raise ValueError(f"{where}{label} has no {name!r}; {_CANNOT}")
+        if not isinstance(data[name], kind):
+            raise ValueError(
+                f"{where}{label}: {name!r} must be {what}, got {data[name]!r:.60}; {_CANNOT}"
+            )
+    name, raw, answer = data["name"], data["raw"], data["answer"]
     if "details" in data:
         from pytest_citebench.api import ScoredStage
 
-        return ScoredStage(
-            str(data["name"]),
-            str(data["raw"]),
-            str(data["answer"]),
-            bool(data["abstained"]),
-            dict(data.get("details") or {}),
-        )
-    return Stage(str(data["name"]), str(data["raw"]), str(data["answer"]), bool(data["abstained"]))
+        details = data["details"]
+        if details is not None and not isinstance(details, dict):
+            raise ValueError(
+                f"{where}{label}: 'details' must be an object, got {details!r:.60}; {_CANNOT}"
+            )
+        return ScoredStage(name, raw, answer, data["abstained"], dict(details or {}))
+    return Stage(name, raw, answer, data["abstained"])
+
+
+def _task(record: Mapping[str, Any], where: str) -> Any:
+    """The record's task; one no installed paper provides is a ValueError naming ``where``."""
+    from pytest_citebench import registry
+
+    try:
+        return registry.get(str(record["task"]))
+    except KeyError:
+        raise ValueError(
+            f"{where}task {record['task']!r} is not a task of any installed paper (known: "
+            f"{', '.join(registry.names())}); install the paper that provides it, or delete "
+            "that line"
+        ) from None
 
 
 def rescore_record(
     record: Mapping[str, Any], suites: Mapping[str, Any], *, where: str = ""
 ) -> dict[str, Any]:
-    """One item record scored again; an error record comes back unchanged."""
+    """One item record scored again. An error record keeps its outcome and error but is stamped
+    with its task's current scorer version: an error was never scored, so no rule of the
+    current scorer can differ for it, and a record left at the old version made ``baseline
+    compare`` ask for a rescore forever. A record rescore cannot use (an unknown task, a stage
+    without its raw text, rules that fail on what it holds) is one ValueError naming ``where``."""
     from pytest_citebench import registry
     from pytest_citebench.suites import gold_suspect
 
     out = dict(record)
+    task = _task(record, where)
     if record.get("outcome") == "error":
+        out["scorer_version"] = task.scorer_version
         return out
     name = registry.split_variant(str(record["suite"]))[0]
     suite = suites.get(name)
@@ -108,14 +153,19 @@ def rescore_record(
     item = items.get(str(record["item_id"]))
     if item is None:
         raise ValueError(f"{where}item {record['item_id']!r} is not in suite {name}")
-    task = registry.get(str(record["task"]))
-    stages = [_stage(s) for s in record.get("stages") or []]
+    stages = [_stage(s, n, where) for n, s in enumerate(record.get("stages") or [], start=1)]
     if not stages:
         raise ValueError(f"{where}{record['item_id']}: no stages recorded, nothing to rescore")
     attempt = Attempt(tuple(stages))
     corpus = suite.manifest.corpus_file
-    attempt = task.restage(item, attempt, str(corpus) if corpus else None)
-    score = task.score(item, attempt)
+    try:
+        attempt = task.restage(item, attempt, str(corpus) if corpus else None)
+        score = task.score(item, attempt)
+    except Exception as exc:  # what a stage holds is input: a rule failing on it is named
+        raise ValueError(
+            f"{where}task {task.name} could not score what this record holds "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]}); {_CANNOT}"
+        ) from None
     out.update(
         outcome=score.outcome,
         expected=score.expected,
@@ -134,17 +184,17 @@ def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[
     """Rescore every item record of ``path``; write items and fresh aggregates to ``out``
     (default: ``path`` itself, replaced atomically)."""
     from pytest_citebench.results.aggregate import aggregate
-    from pytest_citebench.results.files import check_files, read_results, write_results
+    from pytest_citebench.results.files import check_files, read_item_lines, write_results
     from pytest_citebench.suites import suite_files_around
 
     if out is not None:  # never over a suite's file (rescoring in place is what -o is not for)
         check_files([], [("-o", out)], reads=suite_files_around(out))
-    items, _ = read_results(path)
+    items = read_item_lines(path)
     known = _suites(suites)
     stats = RescoreStats(items=len(items))
     records = []
-    for number, record in enumerate(items, start=1):
-        new = rescore_record(record, known, where=f"{path}: item record {number}: ")
+    for line, record in items:
+        new = rescore_record(record, known, where=f"{path}:{line}: ")
         if record.get("outcome") == "error":
             stats.errors += 1
         else:

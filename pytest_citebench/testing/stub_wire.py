@@ -172,8 +172,14 @@ def abort(writer: asyncio.StreamWriter, *, rst: bool) -> NoReturn:
 
 
 def dumps(obj: Any) -> bytes:
-    """Compact JSON, so equal payloads give equal bytes in cassettes."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Compact JSON, so equal payloads give equal bytes in cassettes.
+
+    A lone surrogate (``"\\ud800"``, which UTF-8 cannot encode) goes out as the JSON escape
+    ``\\ud800``, as any JSON server sends it, instead of killing the connection: tests can
+    then script the odd text a real model does return."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8", "backslashreplace"
+    )
 
 
 def http_chunk(data: bytes) -> bytes:
