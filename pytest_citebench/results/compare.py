@@ -412,7 +412,13 @@ def compare(
             if base[i]["outcome"] != "error" and new[i]["outcome"] != "error"
         ]
         deltas: list[MetricDelta] = []
+        # Kinds are compared only where the records tell them: records from before kinds (or of
+        # a task without them) would add tests that can show nothing, and dilute the others'
+        # p-value correction.
+        kinded = any(r.get("kind") for pair in pairs for r in pair)
         for metric, spec in compared_metrics(task).items():
+            if spec.kind is not None and not kinded:
+                continue
             if spec.paired_test == "mcnemar":
                 if pairs:
                     deltas.append(_share_delta(key, metric, spec, pairs, tolerance))
