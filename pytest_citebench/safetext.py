@@ -74,3 +74,22 @@ def holds_lone_surrogate(value: Any) -> bool:
     if isinstance(value, dict):
         return any(holds_lone_surrogate(k) or holds_lone_surrogate(v) for k, v in value.items())
     return False
+
+
+def control_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a name shown on a report line (a model, suite, task or item id),
+    or None when it can.
+
+    Why: names are printed as they are in the terminal summary, the Markdown report and the
+    HTML report's headings. An ESC sequence recolours or rewrites a CI log, ``\\r`` or a newline
+    starts a line of its own (a model named ``"x\\ncitebench verdict: all gates passed"`` forged
+    the verdict), and format characters (bidirectional overrides) make a line read differently
+    from what it holds. Such a name is refused where it enters (a profile, a setting, a results
+    record), never escaped in one report and missed in another.
+    """
+    import unicodedata
+
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            return f"holds the control character U+{ord(char):04X}"
+    return None

@@ -98,6 +98,8 @@ _SAMPLING = ("temperature", "top_p", "max_tokens")
 # litellm arguments that name the endpoint: checked as ``api_base`` is, whatever their source.
 _ENDPOINTS = ("api_base", "base_url")
 _URL_SCHEMES = ("http", "https")
+# Settings whose values are printed as names on report lines (safetext.control_problem).
+_NAMES = ("models", "default_models")
 
 
 def check(key: str, value: Any, *, source: str) -> Any:
@@ -164,6 +166,12 @@ def check(key: str, value: Any, *, source: str) -> Any:
             raise bad()
         if spec.kind == "choices" and not all(v in spec.choices for v in value):
             raise bad()
+        if key in _NAMES:
+            from pytest_citebench.safetext import control_problem
+
+            for v in value:
+                if (problem := control_problem(v)) is not None:
+                    raise bad(f"{v!r} {problem}; model names are printed on report lines")
         return list(value)
     if not isinstance(value, dict):
         raise bad()

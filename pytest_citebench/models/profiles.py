@@ -114,6 +114,15 @@ def parse_profile(name: str, table: Any, *, source: str) -> Profile:
     def bad(what: str) -> ProfileError:
         return ProfileError(f'{source}: [tool.citebench.models."{name}"] {what}')
 
+    from pytest_citebench.safetext import control_problem
+
+    # The name is printed on report lines (terminal, Markdown, HTML): a newline in it could
+    # forge a line such as the verdict, an ESC sequence rewrite the log. Shown escaped here.
+    if (problem := control_problem(name)) is not None:
+        raise ProfileError(
+            f"{source}: [tool.citebench.models] the profile name {name!r} {problem}; "
+            "rename it to printable text"
+        )
     if not isinstance(table, dict):
         raise bad("must be a table")
     unknown = sorted(set(table) - _FIELDS)
@@ -122,6 +131,8 @@ def parse_profile(name: str, table: Any, *, source: str) -> Profile:
     model = table.get("model", name)
     if not isinstance(model, str) or not model:
         raise bad("model must be a litellm model string, e.g. 'openai/gpt-4o-mini'")
+    if (problem := control_problem(model)) is not None:
+        raise bad(f"model {model!r} {problem}; write the litellm model string as printable text")
     role = table.get("system_role", "system")
     if role not in SYSTEM_ROLES:
         raise bad(f"system_role must be one of {', '.join(SYSTEM_ROLES)}, not {role!r}")

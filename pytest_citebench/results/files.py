@@ -187,6 +187,7 @@ def _number(value: Any) -> bool:
 def record_problem(record: Mapping[str, Any]) -> str | None:
     """Why a results-file record cannot be read as what its ``type`` says, or None."""
     from pytest_citebench.api import OUTCOMES
+    from pytest_citebench.safetext import control_problem
 
     kind = record.get("type", "item")
     if kind not in _KNOWN_TYPES:
@@ -205,6 +206,9 @@ def record_problem(record: Mapping[str, Any]) -> str | None:
             return f"item record without {name!r}"
         if not isinstance(record[name], str) or not record[name]:
             return f"item record: {name!r} must be a non-empty string, got {record[name]!r}"
+        if (problem := control_problem(record[name])) is not None:
+            # Printed on report lines: a newline in a model name forged the verdict line.
+            return f"item record: {name!r} {record[name]!r:.80} {problem}"
     if "outcome" not in record:
         return "item record without 'outcome'"
     if record["outcome"] not in OUTCOMES:
