@@ -98,6 +98,30 @@ def add_flags(parser: pytest.Parser) -> None:
     group.addoption("--citebench-timeout", type=float, metavar="S", help="per-call timeout (120)")
     group.addoption("--citebench-task", action="append", metavar="TASK", help="only these tasks")
     group.addoption(
+        "--citebench-id",
+        action="append",
+        metavar="ID",
+        help="only the item with this id (or SUITE::ID), matched exactly, repeatable; an id no "
+        "collected item has is a usage error",
+    )
+    group.addoption(
+        "--citebench-ids",
+        metavar="FILE",
+        help="only the items whose ids this file lists, one a line (# comments), matched exactly",
+    )
+    group.addoption(
+        "--citebench-sample",
+        type=int,
+        metavar="N",
+        help="a cheap first run: N items per suite x task, the same ones for the same seed",
+    )
+    group.addoption(
+        "--citebench-seed",
+        type=int,
+        metavar="S",
+        help="seed of --citebench-sample (0)",
+    )
+    group.addoption(
         "--citebench-max-errors",
         type=int,
         metavar="N",

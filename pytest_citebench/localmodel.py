@@ -4,16 +4,18 @@ Two GGUFs that ship inside PyPI packages, behind llama-cpp-python's OpenAI-compa
 loopback, each on the port its built-in profile expects: Gemma 3 270M, a base model that mostly
 echoes (``local/gemma-3-270m``), and SmolLM2-135M-Instruct, a chat model that invents authors and
 titles (``local/smollm2-135m-instruct``). Two real models because each reaches rules the other
-never does. ``serve MODEL`` starts one; ``record MODEL`` starts it and records the committed set
-from scratch into a staging folder, then swaps it in for the profile's cassettes, with the
-baseline results file, only when every run ended with no error. Neither runs in CI:
-llama-cpp-python compiles llama.cpp (10-20 minutes on 2 cores), so it lives in its own
-environment, named with ``--python``.
+never does. ``serve MODEL`` starts one (``--detach``: in the background), ``stop MODEL`` ends
+it; logs and pid files go to ``state_dir()``, outside the checkout. ``record MODEL`` starts it
+and records the committed set from scratch into a staging folder, then swaps it in for the
+profile's cassettes, with the baseline results file, only when every run ended with no error.
+Neither runs in CI: llama-cpp-python compiles llama.cpp (10-20 minutes on 2 cores), so it lives
+in its own environment, named with ``--python``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -142,16 +144,33 @@ def _ready(port: int) -> bool:
         return False
 
 
+def state_dir() -> Path:
+    """Where ``serve`` keeps its log and pid files: outside the checkout (a log written into the
+    working tree showed up in ``git status`` and could be committed), in
+    ``$XDG_STATE_HOME/pytest-citebench`` (``~/.local/state/pytest-citebench``)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "pytest-citebench"
+
+
+def _command(python: str, m: LocalModel, port: int, n_ctx: int) -> list[str]:
+    """The server's command line, on 127.0.0.1 only; n_ctx 8192: the guard's prompts run to
+    ~3,000 tokens."""
+    command = [python, "-m", "llama_cpp.server", "--model", _gguf(python, m), "--host", "127.0.0.1"]
+    return [*command, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2"]
+
+
 def start_server(
-    python: str, m: LocalModel, port: int, n_ctx: int, log: Path
+    python: str, m: LocalModel, port: int, n_ctx: int, log: Path, detach: bool = False
 ) -> subprocess.Popen[bytes]:
-    """The server on 127.0.0.1 only. n_ctx 8192: the guard's prompts run to ~3,000 tokens."""
+    """The server, once it answers; ``detach`` puts it in its own session, so it outlives
+    this command and a Ctrl-C in this terminal (``stop`` ends it)."""
     if _ready(port):
         raise SystemExit(f"local-model: something already answers on 127.0.0.1:{port}")
-    command = [python, "-m", "llama_cpp.server", "--model", _gguf(python, m), "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2"]
+    command = _command(python, m, port, n_ctx)
     log.parent.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        command, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=detach
+    )
     deadline = time.monotonic() + 120
     while not _ready(port):
         if process.poll() is not None or time.monotonic() > deadline:
@@ -161,14 +180,80 @@ def start_server(
     return process
 
 
+def _pid_file(m: LocalModel) -> Path:
+    return state_dir() / f"{m.name}.pid"
+
+
 def _serve(args: argparse.Namespace, m: LocalModel) -> int:
-    process = start_server(args.python, m, args.port, args.n_ctx, Path(args.log))
-    print(f"serving {m.profile} on http://127.0.0.1:{args.port}/v1 (Ctrl-C stops it)")
+    """In the foreground (Ctrl-C stops it) or, with ``--detach``, in the background; either way
+    its pid goes to the state folder, so ``stop MODEL`` ends it from any terminal."""
+    log = Path(args.log)
+    process = start_server(args.python, m, args.port, args.n_ctx, log, detach=args.detach)
+    pid_file = _pid_file(m)
+    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    pid_file.write_text(f"{process.pid}\n", encoding="utf-8")
+    where = f"{m.profile} on http://127.0.0.1:{args.port}/v1 (log: {log})"
+    stop = f"python -m pytest_citebench local-model stop {m.name}"
+    if args.detach:
+        print(f"serving {where}, pid {process.pid}; stop it with: {stop}")
+        return 0
+    print(f"serving {where}; Ctrl-C or `{stop}` stops it")
     try:
         return process.wait()
     except KeyboardInterrupt:
         process.terminate()
+        process.wait(timeout=30)
         return 0
+    finally:
+        pid_file.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stop(args: argparse.Namespace, m: LocalModel) -> int:
+    """End the server ``serve`` started for this model (its pid file names it): SIGTERM, then
+    SIGKILL after 10 s. No pid file, or a process already gone: said, exit 1."""
+    import signal
+
+    pid_file = _pid_file(m)
+    try:
+        pid = int(pid_file.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        print(
+            f"local-model stop: no server of {m.name} started by `serve` ({pid_file} is missing "
+            "or unreadable); a server started otherwise is stopped where it was started",
+            file=sys.stderr,
+        )
+        return 1
+    if not _alive(pid):
+        pid_file.unlink(missing_ok=True)
+        print(f"local-model stop: {m.name}'s server (pid {pid}) had already ended", file=sys.stderr)
+        return 1
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.1)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    pid_file.unlink(missing_ok=True)
+    print(f"stopped {m.profile} (pid {pid})")
+    return 0
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status when the server is this process's own child (tests), so it
+    does not linger as a zombie that still answers ``kill 0``."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def _record(args: argparse.Namespace, m: LocalModel) -> int:
@@ -279,9 +364,12 @@ def _swap_in(recorded: Path, target: Path, results: Path, baseline: Path) -> Non
 
 
 def main(argv: list[str]) -> int:
-    """``serve`` or ``record``; ``--python`` names the separate environment with llama.cpp."""
+    """``serve``, ``stop`` or ``record``; ``--python`` names the environment with llama.cpp."""
     parser = argparse.ArgumentParser(prog="python -m pytest_citebench local-model")
     sub = parser.add_subparsers(dest="command", required=True)
+    stop = sub.add_parser("stop", help="end the server `serve` started for MODEL")
+    stop.add_argument("model", choices=sorted(MODELS), help="which local model")
+    stop.set_defaults(func=_stop, port=None)
     for name, func in (("serve", _serve), ("record", _record)):
         p = sub.add_parser(name)
         p.add_argument("model", choices=sorted(MODELS), help="which local model")
@@ -292,13 +380,19 @@ def main(argv: list[str]) -> int:
         )
         p.add_argument("--port", type=int, help="default: the port its profile expects")
         p.add_argument("--n-ctx", type=int, default=8192)
-        p.add_argument("--log", default=".citebench/llama-server.log")
+        p.add_argument(
+            "--log", help="the server's log (default: in the state folder, outside the checkout)"
+        )
         p.set_defaults(func=func)
+        if name == "serve":
+            p.add_argument("--detach", action="store_true", help="run it in the background")
         if name == "record":
             p.add_argument("--cassettes", default="cassettes")
             p.add_argument("--baseline-out", help="default: baselines/MODEL.jsonl")
     args = parser.parse_args(argv)
     m = MODELS[args.model]
+    if args.command != "stop" and args.log is None:
+        args.log = str(state_dir() / f"{m.name}-{args.command}.log")
     if args.port is None:
         args.port = m.port
     elif args.port != m.port and args.command == "record":

@@ -21,6 +21,7 @@ from pytest_citebench.settings import SETTINGS, SettingError, check
 
 if TYPE_CHECKING:
     from pytest_citebench.models.profiles import Profile
+    from pytest_citebench.selection import Selection
     from pytest_citebench.sharding import Shard
 
 
@@ -112,6 +113,8 @@ class Options:
     tolerance: float = 0.0
     correction: str = "holm"
     shard: Shard | None = None
+    # --citebench-id/--citebench-ids/--citebench-sample (selection.py).
+    selection: Selection = field(default_factory=lambda: _default_selection())
     # Model profiles (models/profiles.py) and the settings a profile may override: the values
     # given on the command line (they win over a profile) and the rest (a profile wins over them).
     profiles: dict[str, Profile] = field(default_factory=dict)
@@ -239,6 +242,7 @@ class Options:
             tolerance=opt("tolerance", 0.0),
             correction=opt("correction", "holm"),
             shard=_shard_option(config),
+            selection=_selection_option(config),
             profiles=profiles,
             cli=cli,
             base_params=base_params,
@@ -264,4 +268,24 @@ def _shard_option(config: pytest.Config) -> Shard | None:
     try:
         return parse_shard(spec)
     except ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _default_selection() -> Selection:
+    from pytest_citebench.selection import Selection
+
+    return Selection()
+
+
+def _selection_option(config: pytest.Config) -> Selection:
+    from pytest_citebench.selection import SelectionError, make_selection
+
+    try:
+        return make_selection(
+            config.getoption("citebench_id") or [],
+            _path_option(config, "citebench_ids"),
+            config.getoption("citebench_sample"),
+            config.getoption("citebench_seed"),
+        )
+    except SelectionError as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -160,11 +160,23 @@ def _hold_sigterm(cb: Any) -> None:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Deselect other shards' items, then the ones ``--citebench-resume`` already finished;
+    """Keep the items ``--citebench-id``/``-ids``/``-sample`` chose, deselect other shards'
+    items, then the ones ``--citebench-resume`` already finished;
     both show as deselected, so the counts stay honest."""
     cb = _session(config) if _active(config) else None
     if cb is None:
         return
+    if cb.options.selection.active:
+        # First: an id is checked against every collected item, before shards split them.
+        from pytest_citebench.selection import SelectionError, select
+
+        try:
+            chosen, unchosen = select(items, cb.options.selection)
+        except SelectionError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if unchosen:
+            items[:] = chosen
+            config.hook.pytest_deselected(items=unchosen)
     if cb.options.shard is not None:
         # Before --citebench-resume: a resumed shard skips only its own finished items.
         from pytest_citebench.sharding import split

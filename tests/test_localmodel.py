@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -194,3 +196,47 @@ def test_record_that_succeeds_replaces_the_set_and_the_baseline(
     assert len(items) == 4 and {r["task"] for r in items} == {"indirect"}
     assert all(r["outcome"] != "error" for r in items)
     assert not list((tmp_path / "cassettes").glob(".recording-*"))
+
+
+# -- serve and stop: the log outside the checkout, and a stop ------------------------------------
+
+
+def test_serve_detached_logs_outside_the_checkout_and_stop_ends_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The loopback stub stands in for llama.cpp's server (never run in tests)."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    port = _free_port()
+    stub = [sys.executable, "-m", "pytest_citebench.testing.stubserver", "--port", str(port)]
+    monkeypatch.setattr(localmodel, "_command", lambda *args: stub)
+    assert main(["serve", GEMMA, "--port", str(port), "--detach"]) == 0
+    pid_file = tmp_path / "state" / "pytest-citebench" / f"{GEMMA}.pid"
+    pid = int(pid_file.read_text()) if pid_file.is_file() else None
+    try:
+        _serve_then_stop(checkout, tmp_path / "state", port, capsys)
+    finally:  # a failed check leaves no stub server behind
+        if pid is not None and localmodel._alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _serve_then_stop(
+    checkout: Path, state_home: Path, port: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = capsys.readouterr().out
+    assert f"local-model stop {GEMMA}" in out
+    assert list(checkout.iterdir()) == [], "serve wrote into the checkout"
+    state = state_home / "pytest-citebench"
+    assert (state / f"{GEMMA}-serve.log").is_file()
+    pid = int((state / f"{GEMMA}.pid").read_text())
+    assert localmodel._ready(port)
+
+    assert main(["stop", GEMMA]) == 0
+    assert not localmodel._ready(port)
+    assert not (state / f"{GEMMA}.pid").exists()
+    assert not localmodel._alive(pid)
+    # Nothing left to stop: said plainly, exit 1.
+    assert main(["stop", GEMMA]) == 1
+    assert "no server of gemma-3-270m started by `serve`" in capsys.readouterr().err

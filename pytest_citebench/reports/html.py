@@ -53,7 +53,8 @@ tr.fail td{background:#fff1f1}.tag-fail{color:#c62828;font-weight:700}
 .chart{background:#fff;border:1px solid #eee}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:13px;margin:6px 0}
 dt{color:#666}dd{margin:0}nav a{margin-right:12px;font-size:13px}
-.muted{color:#666;font-size:12.5px}td.text{max-width:420px;word-wrap:break-word}
+.muted{color:#666;font-size:12.5px}td{white-space:nowrap}
+td.text{max-width:420px;word-wrap:break-word;white-space:normal}
 .wide{max-width:100%;overflow-x:auto}.chart{max-width:100%;height:auto}
 """
 
@@ -372,10 +373,12 @@ def _metrics(aggregates: Sequence[Any]) -> str:
     for task, group in d.by_task(aggregates).items():
         cols = d.columns(group)
         labels = {a.label for a in group if a.label}
+        # A task that never escalates has no final stage: no empty column for it (issue 36).
+        staged = any(agg.stage for agg in group)
         rows = []
         for agg in group:
-            stage = agg.stage or ""
-            row = [agg.suite, agg.model, stage, agg.metrics["n"].n if "n" in agg.metrics else ""]
+            row: list[Any] = [agg.suite, agg.model, *([agg.stage or ""] if staged else [])]
+            row.append(agg.metrics["n"].n if "n" in agg.metrics else "")
             row.append(agg.counts.get("error", 0))
             row += [fmt(agg.metrics.get(m), m) for m in cols]
             rows.append(row)
@@ -384,9 +387,10 @@ def _metrics(aggregates: Sequence[Any]) -> str:
             out.append(f"<p class='muted'>* {escape(text)}</p>")
         out.append(
             _table(
-                ["suite", "model", "final stage", "n", "err"] + [label(m) for m in cols],
+                ["suite", "model", *(["final stage"] if staged else []), "n", "err"]
+                + [label(m) for m in cols],
                 rows,
-                numeric_from=3,
+                numeric_from=3 if staged else 2,
             )
         )
     return "".join(out)
