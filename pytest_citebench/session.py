@@ -32,7 +32,13 @@ class CitebenchSession:
     so a bad option or gate fails the run before any model call."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from pytest_citebench.recording.scrub import snapshot_secrets
+
         self.config = config
+        # This run's keys, read now on the main thread (before models add their parameter
+        # secrets): a run that records nothing (an answers file) must not scrub with the keys of
+        # an earlier in-process run.
+        snapshot_secrets()
         options = Options.from_config(config)
         self.is_worker = hasattr(config, "workerinput")
         if not self.is_worker:

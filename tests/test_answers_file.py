@@ -153,6 +153,10 @@ def test_reasons_dois_are_checked_against_the_runs_recorded_responses(
 def test_a_key_in_an_answers_file_is_scrubbed_like_a_live_answer(
     pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A run before this one in the same process (pytester runs in-process) read the keys of
+    # its own environment: this run must read its own (it failed under xdist without it).
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pytester.runpytest("--citebench", "-p", "no:cacheprovider", "--collect-only", "-q")
     """A key pasted into an answer (the environment's provider key, or one shaped like a
     provider's) reached the terminal, the results and the JUnit XML verbatim, where the same text
     from a live model is scrubbed. Both go through one scrub now."""

@@ -88,6 +88,9 @@ CASES = [
      + "\n\n[2] Title: Evaluating Entity Disambiguation\nAuthors: Ana Smith, Bo Li",
      "hallucinated"),
     ("direct", "1. John Schulman\n2. Sergey Levine\n\n3. Tom Dean", "hallucinated"),
+    # an entry of another paper pasted after the answer is no layout (real SmolLM2 RAG answer)
+    ("direct", GOLD + ",\n\n[1] Title: Evaluating Entity Disambiguation\nAuthors: Ana Smith, "
+     "Bo Li\nAbstract: ...", "correct"),
 ]  # fmt: skip
 
 

@@ -278,7 +278,7 @@ def _names_in_prose(text: str) -> str | None:
 
 # The layout a model copies from a retrieved context (models/rag.py): "[1] Title: X\nAuthors:
 # A, B\nAbstract: ...", one entry or several.
-_ENTRY_TITLE = re.compile(r"^\s*(?:\[\d+\]\s*)?(?:\*\*)?title(?:\*\*)?\s*:", re.IGNORECASE | re.M)
+_ENTRY_TITLE = re.compile(r"^\s*(?:\[\d+\]\s*)?(?:\*\*)?title(?:\*\*)?\s*:", re.IGNORECASE)
 _ENTRY_AUTHORS = re.compile(
     r"^\s*(?:\[\d+\]\s*)?(?:\*\*)?authors?(?:\*\*)?\s*:\s*(.+)$", re.IGNORECASE | re.M
 )
@@ -288,8 +288,8 @@ def _entry_authors(text: str) -> str | None:
     """The names of every "Authors:" line of a reply laid out as retrieved entries ("[1]
     Title: ...\nAuthors: ..."), joined; every entry counts, so a second paper's authors given
     beside the first are judged too. None for any other layout."""
-    if not _ENTRY_TITLE.search(text):
-        return None
+    if not _ENTRY_TITLE.match(text.lstrip()):
+        return None  # the reply answers first; an entry pasted after its answer is no layout
     lines = [m.group(1).strip() for m in _ENTRY_AUTHORS.finditer(text)]
     return ", ".join(lines) if lines else None
 
