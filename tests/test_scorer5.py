@@ -88,6 +88,10 @@ CASES = [
      + "\n\n[2] Title: Evaluating Entity Disambiguation\nAuthors: Ana Smith, Bo Li",
      "hallucinated"),
     ("direct", "1. John Schulman\n2. Sergey Levine\n\n3. Tom Dean", "hallucinated"),
+    # a retrieved entry copied as the answer is read through its "[k] Title:" label
+    ("indirect", "The answer is:\n\n[3] Title: Proximal Policy Optimization Algorithms",
+     "hallucinated"),
+    ("indirect", "[1] Title: Trust Region Policy Optimization\nAuthors: John Schulman", "correct"),
     # an entry of another paper pasted after the answer is no layout (real SmolLM2 RAG answer)
     ("direct", GOLD + ",\n\n[1] Title: Evaluating Entity Disambiguation\nAuthors: Ana Smith, "
      "Bo Li\nAbstract: ...", "correct"),

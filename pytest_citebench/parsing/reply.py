@@ -36,7 +36,7 @@ _FOREIGN_LABELS = (
     r"antwort|respuesta|r[ée]ponse|risposta|resposta|odpowied[źz]|ответ|回答|答案|解答"
 )
 _LEADING_LABEL = re.compile(
-    r"^\s*(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|cited\s+|research\s+|possible\s+|paper\s+)*"
+    r"^\s*(?:\[\d+\]\s*)?(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|cited\s+|research\s+|possible\s+|paper\s+)*"
     r"(?:paper\s+title|title\s+of\s+the\s+(?:cited\s+)?(?:research\s+)?paper|title|answer|"
     r"response|citation(?:\s+paper\s+title)?|reference|paper|authors?|author\s+names|"
     r"author\s+list|" + _FOREIGN_LABELS + r")"

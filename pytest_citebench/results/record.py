@@ -56,10 +56,6 @@ class ItemResult:
             record[name] = _plain(getattr(self, name))
         return record
 
-    @property
-    def is_suspect(self) -> bool:
-        return bool(self.gold_suspect)
-
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> ItemResult:
         """Also reads records written before ``reason``, ``scorer_version`` or ``usage`` existed
