@@ -26,7 +26,12 @@ SUITES = ROOT / "suites"
 AGREEMENT = 0.98
 TASKS = ("direct", "indirect", "mixed", "guard")
 # Answers recorded from real local models (fixtures/answers/README.md), each held to AGREEMENT.
-REAL_SOURCES = ("gemma-3-270m", "smollm2-135m-instruct", "frontier-chat-model")
+REAL_SOURCES = (
+    "gemma-3-270m",
+    "smollm2-135m-instruct",
+    "smollm2-135m-instruct+rag-naive",
+    "frontier-chat-model",
+)
 # Issue 35: the frontier model's answers, in every deployment style, agree with their readers
 # at least this often (per style too).
 FRONTIER_AGREEMENT = 0.99

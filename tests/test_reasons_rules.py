@@ -27,6 +27,15 @@ GOLD = {
 }
 #: A paper of the suite's corpus that is not the gold.
 CORPUS_PAPER = "If beam search is the answer, what was the question?"
+#: The cited paper's abstract, as the sid escalation gives it.
+ABSTRACT = (
+    "Trust region methods guarantee monotonic improvement of the policy under a bound on each "
+    "update. We describe an iterative procedure for optimizing policies, with guaranteed "
+    "monotonic improvement, and make several approximations to the theoretically justified "
+    "procedure."
+)
+#: Another, whose title opens with its system's name.
+SYSTEM_PAPER = "GAN2X: Non-Lambertian Inverse Rendering of Image GANs"
 
 DIRECT_CASES = {
     "only_a_placeholder": ("[Author 1], [Author 2]", "unanswered", "template placeholder"),
@@ -106,6 +115,14 @@ INDIRECT_CASES: dict[str, tuple[str, dict[str, str], str, str]] = {
         "unanswered",
         "echoes the prompt",
     ),
+    # SmolLM2's second sid turn: the abstract it was given, quoted as the title.
+    "copies_what_it_was_given": (
+        'The sentence is referencing a paper titled "Trust region methods guarantee monotonic '
+        'improvement of the policy under a bound on each update" which discusses it.',
+        {"cited_abstract": ABSTRACT},
+        "unanswered",
+        "copies the abstract it was given",
+    ),
     "names_a_corpus_paper": (
         CORPUS_PAPER,
         {},
@@ -124,6 +141,15 @@ INDIRECT_CASES: dict[str, tuple[str, dict[str, str], str, str]] = {
         {},
         "correct",
         "the gold title, written in the reply",
+    ),
+    # SmolLM2 under RAG, a retrieved paper's system name quoted as the method (read blind as
+    # hallucinated); a name of the sentence's own ("TRPO" would be) is not counted.
+    "names_a_corpus_paper_by_its_system": (
+        "The paper discusses a new method for image reconstruction. The method is described as "
+        '"GAN2X" and is described as "2DMM" in the paper.',
+        {},
+        "hallucinated",
+        "names a corpus paper by its system's name: GAN2X",
     ),
     "a_sentence": ("I'm not able to determine this.", {}, "unanswered", "a sentence, not a title"),
     "quotes_the_sentence_back": (
@@ -163,11 +189,14 @@ def test_each_direct_rule_judges_its_own_case(rule: str) -> None:
 def test_each_indirect_rule_judges_its_own_case(rule: str, tmp_path: Any) -> None:
     raw, fields, outcome, reason = INDIRECT_CASES[rule]
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps({"id": "p1", "title": CORPUS_PAPER}) + "\n")
+    papers = [{"id": "p1", "title": CORPUS_PAPER}, {"id": "p2", "title": SYSTEM_PAPER}]
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in papers))
     task, item = Indirect(), Sample("test/suite", "item-1", {**GOLD, **fields}, 1)
-    sources, instructions = task.prompt_texts(item)
+    # An abstract among the fields: the reply answers the sid escalation that gave it.
+    stage = "abstract" if "cited_abstract" in fields else "indirect"
+    sources, instructions = task._prompt_texts(item, stage)
     titles = judge_indirect.corpus_titles(str(corpus))
-    reply = judge_indirect.TitleReply(item, raw, sources, instructions, titles)
+    reply = judge_indirect.TitleReply(item, raw, sources, instructions, titles, str(corpus))
     assert first_rule(judge_indirect.RULES, reply) == rule
-    score = task.score(item, Attempt((task.parse("indirect", raw),), corpus=str(corpus)))
+    score = task.score(item, Attempt((task.parse(stage, raw),), corpus=str(corpus)))
     assert (score.outcome, score.reason[: len(reason)]) == (outcome, reason), score.reason

@@ -173,7 +173,7 @@ def test_the_frontier_corpus_spans_every_suite_style_and_form() -> None:
     assert len({r["suite"] for r in rows}) == 11
     styles = {r["style"] for r in rows}
     assert {"reasoning", "markdown", "apa", "ieee", "bibtex", "language", "long"} <= styles
-    assert {r["form"] for r in rows} == {"first-turn", "rag-naive", "second-turn"}
+    assert {r["form"] for r in rows} == {"first-turn", "rag-naive", "rag-advanced", "second-turn"}
     assert all(r["item"].get("gold_verified") for r in rows)  # judged against read golds
 
 

@@ -12,6 +12,7 @@ import re
 
 from pytest_citebench.parsing.abstention import _PLACEHOLDER
 from pytest_citebench.parsing.identifiers import _IDENTIFIER
+from pytest_citebench.parsing.names import SURNAME_PARTICLES, bare_names
 from pytest_citebench.parsing.prose import _PROSE_START
 from pytest_citebench.parsing.reply import (
     _EMPHASIS,
@@ -49,9 +50,6 @@ _LEAD_WORD = re.compile(
 )
 # Lower-case words a list of names may contain: separators in five languages, particles of
 # surnames, "et al." and its kin.
-#: Lower-case particles of surnames ("van", "de la", "ibn"): part of a name, not prose.
-_PARTICLES_TEXT = "van von der den de del della di da dos das du la le ten ter bin ibn al el st mac"
-SURNAME_PARTICLES = frozenset(_PARTICLES_TEXT.split())
 _GLUE_TEXT = (
     "and und et y e & las los bou abu ben zu dei degli af op others colleagues co-authors "
     "coauthors al."
@@ -62,6 +60,9 @@ _DEGREE = re.compile(
     r"MBBS|FRS|FRCP|D\.\s?Sc|D\.\s?Phil|M\.\s?Phil|B\.\s?Eng|M\.\s?Eng|Esq)\.?(?=\s*(?:[,;]|$))",
     re.IGNORECASE,
 )
+# A full stop after a word (never an initial), or after a two-letter surname ("Li", "Wu", "Xu")
+# when a sentence plainly starts after it ("..., Chenliang Li. I'm highly confident").
+_NEXT_SENTENCE = r"(?:I|I'm|I’m|It|Its|This|That|The|These|My|We|Note|All|Both|Each)\b"
 _LIST_BULLET = re.compile(r"^\s*(?:[-*•+–·]|\d+\s*[.)](?!\d)|\(\d+\))\s*")
 _LETTER_ITEM = re.compile(r"^\s*[A-Z][.)]\s+(?=[^\s.]{2,})")
 _AUTHOR_CONNECTOR = re.compile(
@@ -145,7 +146,8 @@ def _cut_prose(line: str, lower: bool) -> str:
     if lower:
         return line
     stop = re.search(
-        r"(?<=[a-zà-ÿ]{2})(?<!\bal)\.(?=\s*$|\s+(?:" + _YEAR + r"\b|[A-Z][a-z]*\s+[a-z]|[^\w\s]))",
+        r"(?<=[a-zà-ÿ]{2})(?<!\bal)\.(?=\s*$|\s+(?:" + _YEAR + r"\b|[A-Z][a-z]*\s+[a-z]|[^\w\s]))"
+        r"|(?<=\b[A-Z][a-z])\.(?=\s+" + _NEXT_SENTENCE + ")",
         line,
     )
     line = line[: stop.start()] if stop else line
@@ -166,8 +168,19 @@ def _cut_prose(line: str, lower: bool) -> str:
     return line
 
 
+# A named thing listed among the authors ("..., Peter J. Liu, and the Colossal Clean Crawled
+# Corpus"): kept as an entry, so it is judged as the author it is given as. A team, group or
+# collaboration stays out, like "and colleagues".
+_NAMED_THING = re.compile(
+    r"(,|\band)\s+the\s+(?=(?:[A-Z][\w'’\-]*\s+)+[A-Z][\w'’\-]*\s*(?:[,;.]|$))"
+    r"(?!(?:[A-Z][\w'’\-]*\s+)*(?i:team|group|lab|laboratory|consortium|collaboration|"
+    r"project|contributors|committee)\b)"
+)
+
+
 def _name_line(line: str, lower: bool = False) -> str:
     line = _strip_preamble(_EMPHASIS.sub(r"\2", line))
+    line = _NAMED_THING.sub(r"\1 ", line)
     line = _IDENTIFIER.sub(" ", line)
     line = _PLACEHOLDER.sub(" <> ", line)
     line = re.split(r"\(\s*" + _YEAR + r"\s*\)\s*\.", line, maxsplit=1)[0]  # APA: "(2015)."
@@ -202,6 +215,11 @@ def _name_block(text: str) -> list[str]:
             # C"): the next content line continues the list when it carries the next marker.
             following = next((x for x in lines[index + 1 :] if x.strip()), "")
             if block and _LIST_BULLET.match(block[-1]) and _LIST_BULLET.match(following):
+                continue
+            # A paragraph that is nothing but further names continues the list (SmolLM2 under
+            # RAG: the gold authors, a blank line, then eight people of a retrieved paper): an
+            # aside about another paper is prose and ends it.
+            if block and bare_names(following) and bare_names(block[-1]):
                 continue
             break
         if line.strip().startswith("```"):
@@ -255,7 +273,9 @@ _INLINE_LEAD = re.compile(
     r"\s+by|(?:my\s+)?(?:best\s+)?answer\s+(?:is|would\s+be))\s*:?\s*"
     r"(?=(?:(?i:dr|prof)\.?\s+)?[A-Z][\w'’.\-]*\s*[A-Z\w])"
 )
-_SENTENCE_END = re.compile(r"(?<=[a-zà-ÿ]{2})\.(?=\s+[A-Z]|\s*$)")
+_SENTENCE_END = re.compile(
+    r"(?<=[a-zà-ÿ]{2})\.(?=\s+[A-Z]|\s*$)|(?<=\b[A-Z][a-z])\.(?=\s+" + _NEXT_SENTENCE + ")"
+)
 
 
 def _names_in_prose(text: str) -> str | None:

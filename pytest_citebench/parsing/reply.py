@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from pytest_citebench.parsing.names import bare_names
+
 _QUOTES = "\"'`“”‘’«»„《》「」『』〈〉"
 _PAIRS = {
     '"': '"',
@@ -155,7 +157,13 @@ def answer_after_reasoning(raw: str, *, is_echo: Callable[[str], bool] = lambda 
             later = paragraphs[index + 1 :]
             if not _can_be_an_answer(paragraph) or any(_TITLE_ANNOUNCED.search(p) for p in later):
                 return raw  # a fragment, or a title named after it: read whole, as before
-            return paragraph
+            # A list of names goes on in a paragraph of more names (they are given too).
+            kept = [paragraph]
+            for after in later:
+                if not (bare_names(kept[-1].splitlines()[-1]) and bare_names(after)):
+                    break
+                kept.append(after)
+            return "\n\n".join(kept)
         opening = paragraph.lstrip("\"'“‘«„*_")[:1]
         if not opening.isalpha() or opening.islower() or not _is_reasoning(paragraph):
             return raw  # an answer first, or a continuation or fragment of the prompt

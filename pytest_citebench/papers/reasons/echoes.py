@@ -61,3 +61,15 @@ def echoes(text: str, sources: Sequence[str], instructions: Sequence[str]) -> bo
         if covers or loops or looks_like_prose(text):
             return True
     return False
+
+
+def repeats_the_prompt(paragraph: str, sources: Sequence[str], instructions: Sequence[str]) -> bool:
+    """A paragraph that is the prompt said again (a base model's echo), not reasoning that
+    mentions part of it: it echoes the prompt and most of its words (three in five) are the
+    prompt's. 'In "<citing title>", the related-work passage ... describes how Hitaj et al.
+    train a GAN ...' quotes the citing title whole inside its own reasoning."""
+    if not echoes(paragraph, sources, instructions):
+        return False
+    words = normalize(paragraph).split()
+    known = {w for text in (*sources, *instructions) for w in normalize(text).split()}
+    return not words or sum(w in known for w in words) >= 0.6 * len(words)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pytest_citebench.api import Sample
-from pytest_citebench.metrics.text import normalize, same_title, spelling_key
+from pytest_citebench.metrics.text import normalize, same_title, spelling_key, title_words
 from pytest_citebench.papers.reasons.echoes import echoes, runs_of
 from pytest_citebench.papers.reasons.identifiers import with_ids
 from pytest_citebench.papers.reasons.judgement import Judgement, Rule, first_judgement, short
@@ -49,6 +49,38 @@ def _titles_of(path: str) -> frozenset[str]:
         if isinstance(record.get("title"), str):
             titles.add(normalize(record["title"]))
     return frozenset(titles)
+
+
+@functools.lru_cache(maxsize=64)
+def _system_names_of(path: str) -> dict[str, str]:
+    """A corpus paper's system name (the one word before its title's colon: "GAN2X" of
+    "GAN2X: Non-Lambertian Inverse Rendering ...") -> its title; a name two papers share is
+    nobody's."""
+    from pytest_citebench.jsonl import read_objects
+
+    found: dict[str, str | None] = {}
+    for record in read_objects(path):
+        title = record.get("title")
+        if not isinstance(title, str):
+            continue
+        head, colon, _ = title.partition(":")
+        name = head.strip()
+        if colon and _SYSTEM_NAME.fullmatch(name):
+            key = name.casefold()
+            found[key] = title if key not in found else None
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def corpus_system_names(path: str | None) -> dict[str, str]:
+    try:
+        return _system_names_of(path) if path else {}
+    except (OSError, ValueError):
+        return {}
+
+
+#: A system's name: one word of three characters or more with a capital after its first
+#: letter or a digit ("GAN2X", "BERT", "PointNet", "S2HAND"), so an ordinary word is none.
+_SYSTEM_NAME = re.compile(r"(?=\w*(?:[0-9]|[A-Za-z][A-Z]))[A-Za-z][\w\-]{2,}")
 
 
 def corpus_titles(path: str | None) -> frozenset[str]:
@@ -155,6 +187,7 @@ class TitleReply:
     sources: Sequence[str]
     instructions: Sequence[str]
     corpus: frozenset[str]
+    corpus_path: str | None = None
 
     @property
     def gold(self) -> str:
@@ -424,6 +457,29 @@ def contains_the_gold(r: TitleReply) -> Judgement | None:
     return Judgement("correct", "the gold title, written in the reply", found.group(0))
 
 
+_ACRONYM = re.compile(r"\s*\(([A-Z][A-Za-z0-9\-]{1,11})\)")
+
+
+def _version_of(title: str, gold: str) -> str | None:
+    """How ``title`` is another version of the gold's (docs/outcomes.md, title variants), or
+    None: with an acronym in brackets the gold lacks ("Online Fast Adaptation and Knowledge
+    Accumulation (OSAKA): a New Approach ..."), or the gold with one or two words left out
+    inside it, six words or more kept (the journal version "... testing problem for random
+    graphs" of the arXiv "... for random dot product graphs"). A title cut at its end is not
+    a version but the gold cut short (*partial*)."""
+    bare = _ACRONYM.sub("", title)
+    if bare != title and not _ACRONYM.search(gold) and same_title(bare, gold):
+        return "with an acronym in brackets"
+    answer, whole = title_words(title), title_words(gold)
+    left_out = len(whole) - len(answer)
+    if not 1 <= left_out <= 2 or len(answer) < 6 or whole[: len(answer)] == answer:
+        return None
+    rest = iter(whole)
+    if all(word in rest for word in answer):  # in order: the gold with words left out
+        return f"{left_out} word(s) of it left out inside"
+    return None
+
+
 def names_the_gold_in_part(r: TitleReply) -> Judgement | None:
     """The gold's main title without its subtitle (gold "X: Y", reply "X"): the same paper,
     *correct*; only its system's one-word name ("BERT" for "BERT: Pre-training of ..."), or the
@@ -431,6 +487,9 @@ def names_the_gold_in_part(r: TitleReply) -> Judgement | None:
     work but not the whole title. Never *hallucinated* (docs/outcomes.md: title variants). A
     main title that is another paper's full title in the suite's corpus was judged before."""
     main = re.split(r"\s*:\s+|\s+[-–—]\s+", r.gold, maxsplit=1)[0]
+    version = _version_of(r.title, r.gold)
+    if version:
+        return Judgement("correct", f"the gold title, {version}", r.title)
     answer, gold = normalize(r.title).split(), normalize(r.gold).split()
     cut_short = 4 <= len(answer) < len(gold) and 2 * len(answer) >= len(gold)
     if cut_short and gold[: len(answer)] == answer:
@@ -441,6 +500,25 @@ def names_the_gold_in_part(r: TitleReply) -> Judgement | None:
         why = f"names the paper by its system's name only: {short(main)}"
         return Judgement("partial", why, main)
     return Judgement("correct", "the gold's main title, without its subtitle", r.title)
+
+
+def copies_what_it_was_given(r: TitleReply) -> Judgement | None:
+    """A "title" that is what an escalation gave, quoted back: a run of eight words or more of
+    the cited paper's abstract ('a paper titled "Time-series data with missing values are
+    commonly encountered in many fields ..."'), or the author names it gave ('"Hadi
+    Esmaeilzadeh, Reza Vaezi" is a title that refers to ...'): the prompt copied, no citation
+    named. Only what an escalation gave counts: a title the sentence itself mentions is judged
+    by the rules after this one (named alone, a wrong attribution)."""
+    given = {field: r.item.fields.get(field) for field in ("cited_abstract", "cited_authors")}
+    shown = {
+        field: text for field, text in given.items() if isinstance(text, str) and text in r.sources
+    }
+    abstract, authors = shown.get("cited_abstract"), shown.get("cited_authors")
+    if abstract and runs_of(r.title, [abstract]):
+        return Judgement("unanswered", f"copies the abstract it was given: {short(r.title)}", "")
+    if authors and normalize(r.title) == normalize(authors):
+        return Judgement("unanswered", f"copies the names it was given: {short(r.title)}", "")
+    return None
 
 
 def names_a_corpus_paper(r: TitleReply) -> Judgement | None:
@@ -454,6 +532,37 @@ def names_a_corpus_paper(r: TitleReply) -> Judgement | None:
             wrong_title=r.title,
         )
     return None
+
+
+def names_a_corpus_paper_by_its_system(r: TitleReply) -> Judgement | None:
+    """Prose that quotes a system's name as what the cited paper is about ('The method is
+    described as "GAN2X"'), the name of exactly one paper of the suite's corpus other than the
+    gold and not a word of the prompt's sentence or citing title: it names that paper, wrongly
+    (the gold's own system name is *partial*, ``names_the_gold_in_part``). Quoting the gold's
+    name beside it, or two papers' names, settles on none."""
+    if not (looks_like_prose(r.title) or reads_as_sentence(r.title)):
+        return None
+    systems = corpus_system_names(r.corpus_path)
+    if not systems:
+        return None
+    prompt = f"{r.sentence} {r.citing}".casefold()
+    gold_name = r.gold.partition(":")[0].strip().casefold()
+    named = set()
+    for quote in r.quoted:
+        word = quote.strip(" .,;:!?*_").casefold()
+        if word == gold_name:
+            return None
+        if word in systems and not re.search(rf"(?<!\w){re.escape(word)}(?!\w)", prompt):
+            named.add(systems[word])
+    if len(named) != 1:
+        return None
+    (title,) = named
+    return Judgement(
+        "hallucinated",
+        f"names a corpus paper by its system's name: {short(title)}",
+        title,
+        wrong_title=title,
+    )
 
 
 def a_sentence(r: TitleReply) -> Judgement | None:
@@ -501,9 +610,11 @@ RULES: tuple[Rule[TitleReply], ...] = (
     a_non_answer,
     a_placeholder,
     echoes_the_sentence,
+    copies_what_it_was_given,
     names_a_corpus_paper,
     names_the_gold_in_part,
     contains_the_gold,
+    names_a_corpus_paper_by_its_system,
     a_sentence,
     quotes_the_sentence_back,
     not_shaped_like_a_title,
@@ -520,5 +631,5 @@ def judge_indirect(
 ) -> Judgement:
     """The outcome of an indirect reply that is not a 'pass', its identifiers checked;
     ``corpus`` is the suite's corpus file (its titles are real papers)."""
-    reply = TitleReply(item, raw, sources, instructions, corpus_titles(corpus))
+    reply = TitleReply(item, raw, sources, instructions, corpus_titles(corpus), corpus)
     return with_ids(first_judgement(RULES, reply), item, reply.text)

@@ -33,7 +33,7 @@ from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
 from pytest_citebench.metrics.text import same_title
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
-from pytest_citebench.papers.reasons.echoes import echoes
+from pytest_citebench.papers.reasons.echoes import repeats_the_prompt
 from pytest_citebench.papers.reasons.judge_direct import judge_direct
 from pytest_citebench.papers.reasons.judge_indirect import judge_indirect
 from pytest_citebench.papers.reasons.judgement import Judgement
@@ -52,8 +52,10 @@ PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Bench
 
 #: The version of the REASONS scoring rules: bump it with any rule change that would give the same
 #: raw answer another outcome or metric (other papers' baselines stay comparable). 5: every
-#: hallucinated record carries its kind of wrong citation, with the evidence in its reason.
-SCORER_VERSION = "5"
+#: hallucinated record carries its kind of wrong citation, with the evidence in its reason. 6:
+#: the layouts SmolLM2 writes under RAG (a second paragraph of names, a named thing listed as an
+#: author, a retrieved paper's system name quoted) and an abstract quoted back as a title.
+SCORER_VERSION = "6"
 
 REASONS_METRICS: Mapping[str, MetricSpec] = {
     # The kinds of a hallucinated answer (kinds.py): shares of the scored items, as the core
@@ -242,11 +244,18 @@ class _Reasons(Task):
         raise NotImplementedError
 
     def _prompt_texts(self, item: Sample, stage_name: str) -> tuple[list[str], list[str]]:
-        """(sources, instructions) of the prompt this stage answered: what an echo repeats."""
+        """(sources, instructions) of the prompt this stage answered: what an echo repeats.
+        A later turn's conversation still holds what the earlier turns gave (sid's third turn,
+        the authors, comes after the abstract), so each is a source from its turn on."""
         sources, instructions = self.prompt_texts(item)
-        if stage_name in _STAGE_GIVEN and _STAGE_GIVEN[stage_name] in item.fields:
-            sources.append(item[_STAGE_GIVEN[stage_name]])
-            instructions += [t.text for t in self.escalation.values()]
+        if stage_name not in _STAGE_GIVEN:
+            return sources, instructions
+        for step in self.escalation:
+            if _STAGE_GIVEN[step] in item.fields:
+                sources.append(item[_STAGE_GIVEN[step]])
+            if step == stage_name:
+                break
+        instructions += [t.text for t in self.escalation.values()]
         return sources, instructions
 
     #: The last judgement made, with what it was made of: an escalating task judges its final
@@ -271,7 +280,9 @@ class _Reasons(Task):
         sources, instructions = self._prompt_texts(item, stage.name)
         # A reply that reasons in paragraphs before its answer is judged by that answer (a
         # paragraph that repeats the prompt is no reasoning: a base model's echo stays one).
-        raw = answer_after_reasoning(stage.raw, is_echo=lambda p: echoes(p, sources, instructions))
+        raw = answer_after_reasoning(
+            stage.raw, is_echo=lambda p: repeats_the_prompt(p, sources, instructions)
+        )
         if stage.abstained or is_abstention(raw):
             return Judgement("abstained", "the model wrote 'pass'", "pass")
         if _other_script(raw):
