@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_citebench.localmodel import MODELS, REGRESSION_SUITES, regression_command
+from pytest_citebench.commands.local_model import MODELS, REGRESSION_SUITES, regression_command
 from pytest_citebench.recording import safe_segment
 from pytest_citebench.suites import load_manifest
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO, outcomes
 
 from pytest_citebench.papers.reasons import audit as A
-from pytest_citebench.results.conclude import conclude, split_suspect
+from pytest_citebench.reports.conclude import conclude, split_suspect
 from pytest_citebench.suites import SuiteError, gold_problem, load_suite
 
 AUDIT = REPO / "fixtures" / "gold_audit"
@@ -225,7 +225,7 @@ def test_suspect_records_are_left_out_of_the_numbers_and_gates_unless_included()
 
 
 def test_the_baseline_comparison_leaves_the_same_items_out_on_both_sides() -> None:
-    from pytest_citebench.results.conclude import Baseline
+    from pytest_citebench.reports.conclude import Baseline
 
     new = [_rec(str(i), "correct") for i in range(30)] + [_rec("x", "hallucinated", True)]
     # A baseline recorded before the audit: no flags, and item x was correct then.

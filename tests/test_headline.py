@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_citebench.__main__ import main as cli
+from pytest_citebench.reports.conclude import Conclusion, error_counts
 from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.headline import headline_rows, verdict, worst_groups
 from pytest_citebench.reports.html import render_html
@@ -23,7 +24,6 @@ from pytest_citebench.reports.terminal import render_table
 from pytest_citebench.reports.usage import HEADER, usage_lines, usage_rows
 from pytest_citebench.results.aggregate import aggregate
 from pytest_citebench.results.compare import compare
-from pytest_citebench.results.conclude import Conclusion, error_counts
 from pytest_citebench.results.gates import evaluate, parse_gate
 
 

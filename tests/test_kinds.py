@@ -346,7 +346,7 @@ def test_every_hallucinated_record_of_the_committed_models_carries_a_kind(
 ) -> None:
     """Scored again from the raw answers, every hallucinated record gets a kind, and the
     committed baseline holds that same kind (it was rescored under this scorer)."""
-    from pytest_citebench.results.rescore import rescore_record
+    from pytest_citebench.commands.rescore import rescore_record
 
     records = _baseline(model)
     assert {r["kind"] for r in records if r["outcome"] != "hallucinated"} == {None}
@@ -362,7 +362,7 @@ def test_every_hallucinated_record_of_the_committed_models_carries_a_kind(
 def test_smollm2_invented_author_lists_are_never_misattributed(
     reasons_suites: dict[str, Any],
 ) -> None:
-    from pytest_citebench.results.rescore import rescore_record
+    from pytest_citebench.commands.rescore import rescore_record
 
     direct = [
         r

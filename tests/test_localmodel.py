@@ -18,10 +18,10 @@ from urllib.parse import urlparse
 import pytest
 from conftest import TINY
 
-from pytest_citebench import localmodel
-from pytest_citebench.localmodel import MODELS, main, model, regression_command
-from pytest_citebench.models.profiles import BUILTIN_PROFILES
+from pytest_citebench.commands import local_model as localmodel
+from pytest_citebench.commands.local_model import MODELS, main, model, regression_command
 from pytest_citebench.recording import safe_segment
+from pytest_citebench.settings.profiles import BUILTIN_PROFILES
 from pytest_citebench.testing.stubserver import Fault, StubServer
 
 

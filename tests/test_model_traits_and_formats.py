@@ -13,10 +13,10 @@ from pytest_citebench.models import IN_PROCESS, Model, Traits
 from pytest_citebench.models.answers import AnswersModel
 from pytest_citebench.models.rag import RagModel
 from pytest_citebench.reports import formats
+from pytest_citebench.reports.conclude import Baseline, conclude
 from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.output import write_reports
 from pytest_citebench.results.aggregate import aggregate
-from pytest_citebench.results.conclude import Baseline, conclude
 
 
 def test_a_provider_model_is_priced_recorded_and_keyed_unless_its_profile_says_no_key() -> None:

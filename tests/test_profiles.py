@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_citebench.models import fold_system
-from pytest_citebench.models.profiles import BUILTIN_PROFILES, ProfileError, parse_profile
 from pytest_citebench.recording import cassette_path
+from pytest_citebench.settings.profiles import BUILTIN_PROFILES, ProfileError, parse_profile
 from pytest_citebench.testing.stubserver import StubServer
 
 
@@ -372,7 +372,7 @@ def test_pyproject_params_table_reaches_the_request(
 
 
 def test_share_splits_a_budget_into_parts_that_add_up_exactly() -> None:
-    from pytest_citebench.workers import share
+    from pytest_citebench.run.workers import share
 
     for total in range(1, 40):
         for count in range(1, 9):

@@ -187,7 +187,7 @@ def _old_record(suite_name: str, item_id: str, task_name: str, raw: str) -> dict
 
 
 def test_rescore_record_for_mixed_and_guard(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_citebench.results.rescore import _suites, rescore_record
+    from pytest_citebench.commands.rescore import _suites, rescore_record
 
     monkeypatch.delenv("CITEBENCH_DOI", raising=False)
     suites = _suites([REPO / "suites" / "arxeval" / "mixed-reasons", REPO / "suites" / "guard"])

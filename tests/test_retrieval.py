@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from pytest_citebench import retrieval
 from pytest_citebench.api import Hint
-from pytest_citebench.encoders import Encoder
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models.baselines import BASELINES, FLOORS
 from pytest_citebench.retrieval import (
@@ -23,6 +22,7 @@ from pytest_citebench.retrieval import (
     get_retriever,
     load_papers,
 )
+from pytest_citebench.retrieval.encoders import Encoder
 
 TINY_CORPUS = (
     Path(__file__).resolve().parent.parent / "fixtures" / "suites" / "tiny" / "corpus.jsonl"

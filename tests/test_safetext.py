@@ -19,7 +19,7 @@ from pytest_citebench.__main__ import main as cli
 from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import ProviderError
 from pytest_citebench.models import Model
-from pytest_citebench.runner import Job, run_item
+from pytest_citebench.run.runner import Job, run_item
 from pytest_citebench.safetext import REPLACEMENT, safe_text
 from pytest_citebench.suites import load_suite
 from pytest_citebench.testing.stubserver import StubServer

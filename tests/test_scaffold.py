@@ -12,7 +12,7 @@ import pytest
 
 from pytest_citebench import registry
 from pytest_citebench.__main__ import main as cli
-from pytest_citebench.scaffold import TODO, example_item, scaffold, todos_left
+from pytest_citebench.commands.new_suite import TODO, example_item, scaffold, todos_left
 from pytest_citebench.suites import load_suite
 
 

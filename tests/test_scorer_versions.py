@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_citebench import registry
+from pytest_citebench.commands.rescore import _suites, rescore_record
 from pytest_citebench.results.compare import SCORER_CHANGED, compare
-from pytest_citebench.results.rescore import _suites, rescore_record
 
 REPO = Path(__file__).resolve().parent.parent
 HCI = "reasons/hci"

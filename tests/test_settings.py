@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_citebench.__main__ import main as cli_main
-from pytest_citebench.settings import SETTINGS, SettingError, check
+from pytest_citebench.settings.checks import SETTINGS, SettingError, check
 from pytest_citebench.suites import SuiteError, discover, load_manifest
 from pytest_citebench.testing.stubserver import StubServer
 

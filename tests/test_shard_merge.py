@@ -15,7 +15,7 @@ import pytest
 
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.results.files import dedupe
-from pytest_citebench.sharding import ShardError, item_key, parse_shard, shard_of, split
+from pytest_citebench.run.sharding import ShardError, item_key, parse_shard, shard_of, split
 
 REPO = Path(__file__).resolve().parent.parent
 SYNTH = REPO / "fixtures" / "suites" / "synth"

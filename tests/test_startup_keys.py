@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import stub_args
 
-from pytest_citebench.startup import KEY_VARIABLES, key_known_present
+from pytest_citebench.run.startup import KEY_VARIABLES, key_known_present
 from pytest_citebench.testing.stubserver import StubServer
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_citebench.workers import deep_load_scheduling, prefetch_window
+from pytest_citebench.run.workers import deep_load_scheduling, prefetch_window
 
 
 class FakeNode:

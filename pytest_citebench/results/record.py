@@ -4,6 +4,7 @@ it. It lives beside the results that read it, not in the runner that makes it.""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -68,6 +69,11 @@ class ItemResult:
 
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(ItemResult))
 _IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def is_suspect(record: Mapping[str, Any]) -> bool:
+    """Whether a record's item has a gold its suite flags as suspect."""
+    return bool(record.get("gold_suspect"))
 
 
 def _plain(value: Any) -> Any:

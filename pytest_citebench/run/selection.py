@@ -14,63 +14,13 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+# The options are checked with the other settings (settings/scope.py); importable from here as
+# before.
+from pytest_citebench.settings import Selection, SelectionError, make_selection, read_ids_file
 
-class SelectionError(ValueError):
-    """An id list or sample setting that cannot be used; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The ids asked for (in the order given, each once) and the sample size and seed."""
-
-    ids: tuple[str, ...] = ()
-    sample: int | None = None
-    seed: int = 0
-
-    @property
-    def active(self) -> bool:
-        return bool(self.ids) or self.sample is not None
-
-
-def read_ids_file(path: Path) -> list[str]:
-    """One id a line; blank lines and ``#`` comments are skipped. A file that cannot be read is
-    a ``SelectionError`` naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SelectionError(
-            f"--citebench-ids {path}: cannot read it ({exc}); give a UTF-8 file, one item id a line"
-        ) from None
-    ids = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            ids.append(line)
-    if not ids:
-        raise SelectionError(f"--citebench-ids {path}: the file names no item id (one a line)")
-    return ids
-
-
-def make_selection(
-    ids: Sequence[str], ids_file: Path | None, sample: int | None, seed: int | None
-) -> Selection:
-    """The options checked together: a sample of at least 1, a seed only with a sample."""
-    wanted = [i.strip() for i in ids]
-    if any(not i for i in wanted):
-        raise SelectionError("--citebench-id: an empty id; give an item id from items.jsonl")
-    if ids_file is not None:
-        wanted += read_ids_file(ids_file)
-    if sample is not None and sample < 1:
-        raise SelectionError(
-            f"--citebench-sample {sample}: give at least 1 (items per suite x task)"
-        )
-    if seed is not None and sample is None:
-        raise SelectionError("--citebench-seed needs --citebench-sample N (it seeds the sample)")
-    return Selection(tuple(dict.fromkeys(wanted)), sample, seed if seed is not None else 0)
+__all__ = ["Selection", "SelectionError", "make_selection", "read_ids_file", "select"]
 
 
 def _job(item: Any) -> Any:

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from pytest_citebench.models import Model
-from pytest_citebench.options import Options
 from pytest_citebench.reports.formats import FORMATS
 from pytest_citebench.results.gates import Gate, add_manifest_gates
-from pytest_citebench.workers import xdist_workers
+from pytest_citebench.run.workers import xdist_workers
+from pytest_citebench.settings import Options
 
 
 def check_workers(config: pytest.Config, options: Options) -> None:

@@ -1,8 +1,8 @@
 """The state of one ``pytest --citebench`` run, kept in ``config.stash`` (never module globals).
 
 It only wires the rooms that do the work: start-up checks (``startup``), the models
-(``models.build``), collection (``collection``), the scheduler (``scheduler``), the ledger of
-records (``results.ledger``) and the end of the run (``results.conclude``), whose
+(``run.models``), collection (``collection``), the scheduler (``scheduler``), the ledger of
+records (``ledger``) and the end of the run (``reports.conclude``), whose
 ``Conclusion`` the reports read.
 """
 
@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_citebench import startup
-from pytest_citebench.collection import Collection
-from pytest_citebench.models.build import plain_models, with_rag, worker_options
-from pytest_citebench.options import Options
 from pytest_citebench.results.gates import Gate, gates_from
-from pytest_citebench.results.ledger import Ledger
-from pytest_citebench.scheduler import Scheduler
+from pytest_citebench.run import startup
+from pytest_citebench.run.collection import Collection
+from pytest_citebench.run.ledger import Ledger
+from pytest_citebench.run.models import plain_models, with_rag, worker_options
+from pytest_citebench.run.scheduler import Scheduler
+from pytest_citebench.settings import Options
 
 if TYPE_CHECKING:
-    from pytest_citebench.results.conclude import Conclusion
+    from pytest_citebench.reports.conclude import Conclusion
 
 SESSION_KEY = pytest.StashKey["CitebenchSession"]()
 
@@ -78,9 +78,9 @@ class CitebenchSession:
     def finish(self) -> int:
         """The end of the run: conclude, close the results file with the aggregates, write the
         reports; returns the failed gates plus the regressions (they fail the run)."""
+        from pytest_citebench.reports.conclude import Baseline, conclude
         from pytest_citebench.reports.output import write_requested
         from pytest_citebench.reports.run_settings import report_settings
-        from pytest_citebench.results.conclude import Baseline, conclude
 
         opts = self.options
         baseline = None

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_citebench.runner import Engine, Job, run_item
-from pytest_citebench.workers import prefetch_window, xdist_queue
+from pytest_citebench.run.runner import Engine, Job, run_item
+from pytest_citebench.run.workers import prefetch_window, xdist_queue
 
 if TYPE_CHECKING:
     from pytest_citebench.models import Model
-    from pytest_citebench.options import Options
     from pytest_citebench.recording import Recorder
     from pytest_citebench.results.record import ItemResult
+    from pytest_citebench.settings import Options
 
 # The collector's thresholds while cases run. A replayed call allocates thousands of objects
 # (litellm's request, logging and response models), so at CPython's default (700, 10, 10) the

@@ -9,8 +9,10 @@ that asks for provenance and licence up front, because a suite without them cann
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,3 +281,43 @@ def scaffold(
             "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _PAPERS), encoding="utf-8"
         )
     return Scaffolded(directory, tuple(files))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("directory", help="the new suite's folder, e.g. suites/mydomain")
+    p.add_argument("--name", help="suite name (default: the folder's name)")
+    p.add_argument("--task", action="append", help="task, repeatable (e.g. indirect, direct)")
+    p.add_argument("--description")
+    p.add_argument("--paper", help="the paper or dataset the items come from")
+    p.add_argument("--url", help="where the data is")
+    p.add_argument("--licence", help="the data's licence")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite suite.toml, items.jsonl, corpus.jsonl and README.md where they exist "
+        "(default: refuse, listing them)",
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    try:
+        made = scaffold(
+            Path(args.directory),
+            name=args.name,
+            tasks=args.task or [],
+            description=args.description,
+            paper=args.paper,
+            url=args.url,
+            licence=args.licence,
+            force=args.force,
+        )
+    except ScaffoldError as exc:
+        print(f"new-suite: {exc}", file=sys.stderr)
+        return 1
+    for path in made.files:
+        print(f"wrote {path}")
+    print(
+        f"next: replace the TODOs and the example item, then "
+        f"python -m pytest_citebench validate {made.directory} (see CONTRIBUTING.md)"
+    )
+    return 0

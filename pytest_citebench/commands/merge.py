@@ -9,6 +9,8 @@ shards (a test checks four shards against one unsharded run).
 
 from __future__ import annotations
 
+import argparse
+import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,8 +30,10 @@ from pytest_citebench.results.gates import Gate
 __all__ = [
     "ItemKey",
     "Merged",
+    "add_arguments",
     "collect_gates",
     "dedupe",
+    "execute",
     "merge_files",
     "read_shard",
     "record_key",
@@ -169,11 +173,11 @@ def run(
 ) -> int:
     """The merge command; returns the exit status (1 on errors, failed gates, regressions, or
     shards missing or incomplete unless ``allow_partial``)."""
+    from pytest_citebench.reports.conclude import Baseline, conclude
     from pytest_citebench.reports.data import ReportData
     from pytest_citebench.reports.formats import FORMATS
     from pytest_citebench.reports.output import write_reports
     from pytest_citebench.reports.terminal import render_table
-    from pytest_citebench.results.conclude import Baseline, conclude
     from pytest_citebench.results.files import check_files, read_results
     from pytest_citebench.suites import suite_files_around
 
@@ -244,7 +248,7 @@ def run(
         echo(f"SKIP gate {gate.spec} [{gate.source}]: no results matched it")
     regressions = 0
     if comparison is not None:
-        from pytest_citebench.results.compare import comparison_lines
+        from pytest_citebench.reports.comparison import comparison_lines
 
         for line in comparison_lines(comparison):
             echo(line)
@@ -258,3 +262,69 @@ def run(
     for kind, path in written:
         echo(f"{kind}: {path}")
     return 1 if errors or conclusion.failed_gates or regressions else 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from pytest_citebench.reports.formats import FORMATS
+
+    p.add_argument("files", nargs="+", help="results files (JSON lines) of the shards")
+    p.add_argument("-o", "--out", help="write the merged results file here")
+    p.add_argument("--gate", action="append", help="gate SUITE_GLOB:TASK:METRIC<=VALUE")
+    p.add_argument(
+        "--suites", action="append", help="also apply the gates of the suite manifests here"
+    )
+    p.add_argument("--pyproject", help="also apply [tool.citebench] gates of this pyproject.toml")
+    p.add_argument("--baseline", help="compare with this baseline results file")
+    p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0.02 = 2 pts)")
+    p.add_argument(
+        "--correction",
+        choices=("none", "holm", "bh"),
+        default="holm",
+        help="adjust the baseline p-values over all tests (default holm)",
+    )
+    for fmt in FORMATS:
+        p.add_argument(fmt.merge_option, help=fmt.merge_help)
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge even when a shard is missing or stopped early (default: fail)",
+    )
+    p.add_argument(
+        "--include-suspect",
+        action="store_true",
+        help="count items with a suspect gold (docs/audit.md) in the numbers, gates and comparison",
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    from pytest_citebench.commands import USAGE_ERROR
+    from pytest_citebench.jsonl import JsonlError
+    from pytest_citebench.reports.formats import FORMATS
+    from pytest_citebench.results.files import FileUsageError
+    from pytest_citebench.results.gates import GateError
+    from pytest_citebench.suites import SuiteError
+
+    try:
+        return run(
+            [Path(p) for p in args.files],
+            out=Path(args.out) if args.out else None,
+            gates=args.gate or [],
+            suites=[Path(p) for p in args.suites or []],
+            pyproject=Path(args.pyproject) if args.pyproject else None,
+            baseline=Path(args.baseline) if args.baseline else None,
+            tolerance=args.tolerance,
+            reports={
+                fmt.name: Path(getattr(args, fmt.name))
+                for fmt in FORMATS
+                if getattr(args, fmt.name, None)
+            },
+            allow_partial=args.allow_partial,
+            correction=args.correction,
+            include_suspect=args.include_suspect,
+        )
+    except (JsonlError, FileUsageError) as exc:
+        print(f"merge: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except (GateError, SuiteError, ValueError, OSError) as exc:
+        print(f"merge: {exc}", file=sys.stderr)
+        return 2

@@ -1,4 +1,5 @@
-"""Re-score a results file under today's scorer, from the raw answers it recorded: no model call.
+"""``python -m pytest_citebench rescore RESULTS``: re-score a results file under today's scorer,
+from the raw answers it recorded: no model call.
 
 Why: scoring rules change (each task's ``scorer_version``), and a baseline scored under other
 rules cannot be compared with a new run (``compare`` refuses). The raw text of every model call
@@ -15,6 +16,7 @@ that was not escalated then, the rescored record scores the last stage that exis
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -228,3 +230,15 @@ def main(results: str, out: str | None, suites: Sequence[str]) -> int:
         print(line)
     print(f"wrote {target}")
     return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", help="the results file (JSON lines)")
+    p.add_argument("-o", "--out", help="write here instead of replacing RESULTS")
+    p.add_argument(
+        "--suites", action="append", help="folder of the suites the file ran (default ./suites)"
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    return main(args.results, args.out, args.suites or ["suites"])

@@ -1,8 +1,8 @@
 """The end of a run, decided once: records and gates in, one ``Conclusion`` out.
 
-A pytest run (``session``) and ``python -m pytest_citebench merge`` both end here, so a merged
-run and a single run of the same records cannot disagree on aggregates, gates, baseline deltas
-or verdict: there is no second implementation to drift.
+A pytest run (``run/session.py``) and ``python -m pytest_citebench merge`` both end here, so a
+merged run and a single run of the same records cannot disagree on aggregates, gates, baseline
+deltas or verdict: there is no second implementation to drift.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from pytest_citebench.results.record import is_suspect
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Aggregate
@@ -90,11 +92,6 @@ def error_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         if record["outcome"] == "error":
             counts[record["model"]] = counts.get(record["model"], 0) + 1
     return counts
-
-
-def is_suspect(record: Mapping[str, Any]) -> bool:
-    """Whether a record's item has a gold its suite flags as suspect."""
-    return bool(record.get("gold_suspect"))
 
 
 def split_suspect(

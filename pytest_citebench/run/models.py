@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from pytest_citebench.models import Budget, Model, RetryPolicy, SamplingParams
-from pytest_citebench.options import Options
-from pytest_citebench.workers import share, worker_slot
+from pytest_citebench.run.workers import share, worker_slot
+from pytest_citebench.settings import Options
 
 
 def worker_options(config: pytest.Config, options: Options) -> tuple[Options, Budget]:

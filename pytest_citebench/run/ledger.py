@@ -13,9 +13,9 @@ from pytest_citebench.results.files import same_file
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pytest_citebench.options import Options
     from pytest_citebench.results.files import ResultsWriter
-    from pytest_citebench.runner import Job
+    from pytest_citebench.run.runner import Job
+    from pytest_citebench.settings import Options
 
 
 class Ledger:

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_citebench.runner import Job
+from pytest_citebench.run.runner import Job
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Derived, Sample, Task, Variant
     from pytest_citebench.models import Model
-    from pytest_citebench.options import Options
     from pytest_citebench.results.gates import Gate
+    from pytest_citebench.settings import Options
     from pytest_citebench.suites import Manifest, Suite
 
 

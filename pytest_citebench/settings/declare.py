@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_citebench.settings import SETTINGS
+from pytest_citebench.settings.checks import SETTINGS
 
 FLAG = "--citebench"
 RECORD_MODES = ("none", "once", "new_episodes", "all")

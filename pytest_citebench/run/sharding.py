@@ -12,46 +12,13 @@ machines' results.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+# The spec is parsed with the other settings (settings/scope.py); importable from here as before.
+from pytest_citebench.settings import Shard, ShardError, parse_shard
 
-
-class ShardError(ValueError):
-    """A shard spec that cannot be used; the message says what form is expected."""
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` (1-based, as CI matrices count) of ``total``."""
-
-    index: int
-    total: int
-
-    @property
-    def spec(self) -> str:
-        """``I/N`` as given on the command line; the results file records it for ``merge``."""
-        return f"{self.index}/{self.total}"
-
-    def owns(self, key: str) -> bool:
-        """Decided by the key's hash alone, so every machine agrees without talking."""
-        return shard_of(key, self.total) == self.index
-
-
-def parse_shard(spec: str) -> Shard:
-    """``"2/4"`` -> ``Shard(2, 4)``; 1 <= I <= N, so a matrix of ``1..N`` covers every item."""
-    match = _SPEC.match(spec or "")
-    if not match:
-        raise ShardError(
-            f"--citebench-shard {spec!r}: expected I/N, e.g. 1/4 (shards count from 1)"
-        )
-    index, total = int(match[1]), int(match[2])
-    if total < 1 or not 1 <= index <= total:
-        raise ShardError(f"--citebench-shard {spec!r}: need 1 <= I <= N, e.g. 1/4 .. 4/4")
-    return Shard(index, total)
+__all__ = ["Shard", "ShardError", "item_key", "key_of", "parse_shard", "shard_of", "split"]
 
 
 def item_key(suite: str, task: str, item_id: str) -> str:
@@ -87,5 +54,7 @@ def split(items: Sequence[Any], shard: Shard) -> tuple[list[Any], list[Any]]:
     dropped: list[Any] = []
     for item in items:
         key = key_of(item)
-        (kept if key is None or shard.owns(key) else dropped).append(item)
+        # Decided by the key's hash alone, so every machine agrees without talking.
+        owned = key is None or shard_of(key, shard.total) == shard.index
+        (kept if owned else dropped).append(item)
     return kept, dropped

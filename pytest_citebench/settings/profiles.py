@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_citebench.settings import SettingError, check
+from pytest_citebench.settings.checks import SettingError, check
 
 SYSTEM_ROLES = ("system", "user")
-# The fields that are run settings too, checked by the run's own rules (settings.py).
+# The fields that are run settings too, checked by the run's own rules (checks.py).
 _SETTINGS = (
     *("temperature", "top_p", "timeout", "max_tokens", "concurrency", "retries"),
     *("api_base", "params"),
@@ -140,7 +140,7 @@ def parse_profile(name: str, table: Any, *, source: str) -> Profile:
     for key in _SETTINGS:
         if table.get(key) is None:
             continue
-        try:  # the run's own rules for the setting (settings.py), whatever its source
+        try:  # the run's own rules for the setting (checks.py), whatever its source
             checked[key] = check(
                 key, table[key], source=f'{source}: [tool.citebench.models."{name}"] {key}'
             )

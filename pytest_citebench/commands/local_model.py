@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pytest_citebench.models.profiles import BUILTIN_PROFILES
 from pytest_citebench.recording import safe_segment
+from pytest_citebench.settings import BUILTIN_PROFILES
 
 # What each committed set holds after the CI regression replay: samples of ArxEval and the guard,
 # recorded as separate runs.

@@ -17,12 +17,11 @@ import pytest
 
 from pytest_citebench.models import DEFAULT_MODEL, RetryPolicy, SamplingParams
 from pytest_citebench.reports.formats import FORMATS
-from pytest_citebench.settings import SETTINGS, SettingError, check
+from pytest_citebench.settings.checks import SETTINGS, SettingError, check
 
 if TYPE_CHECKING:
-    from pytest_citebench.models.profiles import Profile
-    from pytest_citebench.selection import Selection
-    from pytest_citebench.sharding import Shard
+    from pytest_citebench.settings.profiles import Profile
+    from pytest_citebench.settings.scope import Selection, Shard
 
 
 def tool_table(root: Path) -> dict[str, Any]:
@@ -106,16 +105,16 @@ class Options:
     rag: list[str] = field(default_factory=list)
     rag_k: int | None = None
     pyproject_gates: list[str] = field(default_factory=list)
-    # Reports, baseline regression and sharding (reports/, results/compare.py, sharding.py).
+    # Reports, baseline regression and sharding (reports/, results/compare.py, run/sharding.py).
     # Report format name -> the file it goes to, for the formats asked for (reports.formats).
     reports: dict[str, Path] = field(default_factory=dict)
     baseline: Path | None = None
     tolerance: float = 0.0
     correction: str = "holm"
     shard: Shard | None = None
-    # --citebench-id/--citebench-ids/--citebench-sample (selection.py).
+    # --citebench-id/--citebench-ids/--citebench-sample (scope.py; run/selection.py applies it).
     selection: Selection = field(default_factory=lambda: _default_selection())
-    # Model profiles (models/profiles.py) and the settings a profile may override: the values
+    # Model profiles (profiles.py) and the settings a profile may override: the values
     # given on the command line (they win over a profile) and the rest (a profile wins over them).
     profiles: dict[str, Profile] = field(default_factory=dict)
     cli: dict[str, Any] = field(default_factory=dict)
@@ -182,7 +181,7 @@ class Options:
         base_retry = RetryPolicy(
             retries=from_table("retries", 2), timeout=from_table("timeout", 120.0)
         )
-        from pytest_citebench.models.profiles import ProfileError, load_profiles
+        from pytest_citebench.settings.profiles import ProfileError, load_profiles
 
         models_table = table.get("models")
         try:
@@ -263,7 +262,7 @@ def _shard_option(config: pytest.Config) -> Shard | None:
     spec = config.getoption("citebench_shard")
     if not spec:
         return None
-    from pytest_citebench.sharding import ShardError, parse_shard
+    from pytest_citebench.settings.scope import ShardError, parse_shard
 
     try:
         return parse_shard(spec)
@@ -272,13 +271,13 @@ def _shard_option(config: pytest.Config) -> Shard | None:
 
 
 def _default_selection() -> Selection:
-    from pytest_citebench.selection import Selection
+    from pytest_citebench.settings.scope import Selection
 
     return Selection()
 
 
 def _selection_option(config: pytest.Config) -> Selection:
-    from pytest_citebench.selection import SelectionError, make_selection
+    from pytest_citebench.settings.scope import SelectionError, make_selection
 
     try:
         return make_selection(

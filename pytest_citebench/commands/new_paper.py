@@ -10,12 +10,14 @@ what to change next.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_citebench.scaffold import ScaffoldError, refuse_existing
+from pytest_citebench.commands.new_suite import ScaffoldError, refuse_existing
 from pytest_citebench.suites import MANIFEST_NAME, write_manifest
 
 _IDENT = re.compile(r"[a-z][a-z0-9_]{0,40}")
@@ -229,3 +231,32 @@ def scaffold_paper(
         comments=["Scaffolded by: python -m pytest_citebench new-paper (see README.md)."],
     )
     return ScaffoldedPaper(directory, (*files, manifest))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("directory", help="the package's folder, e.g. ../citebench-mypaper")
+    p.add_argument("--name", required=True, help="the Python package (and paper) name")
+    p.add_argument("--task", required=True, help="the first task's name")
+    p.add_argument("--title", help="the paper's citation line")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite files that exist (default: refuse, listing them)",
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    try:
+        made = scaffold_paper(
+            Path(args.directory), name=args.name, task=args.task, title=args.title, force=args.force
+        )
+    except ScaffoldError as exc:
+        print(f"new-paper: {exc}", file=sys.stderr)
+        return 1
+    for path in made.files:
+        print(f"wrote {path}")
+    print(
+        f"next: pip install -e {made.directory}, then pytest {made.directory}/tests and "
+        f"pytest --citebench {made.directory}/suites (see its README.md)"
+    )
+    return 0

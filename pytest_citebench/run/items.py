@@ -24,8 +24,8 @@ from pytest_citebench.suites import (
 
 if TYPE_CHECKING:
     from pytest_citebench.results.record import ItemResult
-    from pytest_citebench.runner import Job
-    from pytest_citebench.session import CitebenchSession
+    from pytest_citebench.run.runner import Job
+    from pytest_citebench.run.session import CitebenchSession
 
 PROPERTY = "citebench"
 
@@ -61,7 +61,7 @@ def _parsed(line: str) -> Any:
 
 def citebench_session(config: pytest.Config) -> CitebenchSession:
     """The run's state, kept in ``config.stash`` (never a module global)."""
-    from pytest_citebench.session import SESSION_KEY
+    from pytest_citebench.run.session import SESSION_KEY
 
     return config.stash[SESSION_KEY]
 
