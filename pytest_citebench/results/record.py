@@ -51,7 +51,8 @@ class ItemResult:
         """``type: item`` tells it from the aggregate lines that share the results file.
 
         ``dataclasses.asdict``'s result, built directly: asdict's generic recursion was ~8% of
-        pytest's own thread in a live run (tests/test_results_record.py holds the two equal)."""
+        pytest's own thread in a live run (tests/results/test_results_record.py holds the two
+        equal)."""
         record: dict[str, Any] = {"type": "item"}
         for name in _FIELD_NAMES:
             record[name] = _plain(getattr(self, name))

@@ -43,7 +43,7 @@ def check_workers(config: pytest.Config, options: Options) -> None:
 
 
 # Providers whose key litellm looks for in one environment variable, and only there
-# (tests/test_startup_keys.py asks litellm about each): with that variable set, the key is known
+# (tests/run/test_startup_keys.py asks litellm about each): with that variable set, the key is known
 # to be there without importing litellm. Why: the import is ~3.5 s of CPU, and under xdist the
 # controller makes no call, so it was paying that while both workers started on two cores.
 KEY_VARIABLES = {
