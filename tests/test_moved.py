@@ -30,6 +30,7 @@ def test_an_old_path_warns_and_gives_the_module_at_its_new_place(
         module = importlib.import_module(old)
     assert module is new
     # The module keeps its own identity: pickles, tracebacks and reloads name the new place.
+    assert module.__spec__ is not None
     assert module.__name__ == module.__spec__.name == MOVED[old]
     assert sys.modules[old] is new
 

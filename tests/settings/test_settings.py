@@ -1,4 +1,4 @@
-"""Settings from every source go through one check (settings.py): a hostile value in
+"""Settings from every source go through one check (settings/checks.py): a hostile value in
 pyproject.toml, a profile or a flag is one usage error (exit 4) naming the setting, never an
 INTERNALERROR, a silent no-op or an error per item. Also the cost cap on unpriced models, and
 manifests that ``validate`` and the run judge alike (duplicate tasks, gates, paths)."""
@@ -113,7 +113,7 @@ def test_valid_values_pass_and_are_normalised() -> None:
 
 
 def test_the_adversarial_choices_are_the_papers_swaps() -> None:
-    """settings.py names the swaps without importing the paper; the paper's own kind check is
+    """settings/checks.py names the swaps without importing the paper; the paper's own kind check is
     gone, so the two lists must not drift apart."""
     from pytest_citebench.papers.reasons.swaps import SWAPS
 
