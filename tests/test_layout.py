@@ -268,6 +268,27 @@ def test_settings_are_read_through_their_entry_point() -> None:
     assert bad == []
 
 
+def test_the_tests_mirror_the_package() -> None:
+    """A folder of tests per folder of the package, each a package (two folders may hold one
+    file name); a test in one reaches the repository through ``tests.conftest.REPO``, never by
+    counting the parents of its own file (which moving it would silently break)."""
+    tests = PACKAGE.parent / "tests"
+    folders = sorted(p.parent for p in tests.rglob("test_*.py") if p.parent != tests)
+    missing = sorted(
+        str(f.relative_to(tests))
+        for f in set(folders)
+        if not (PACKAGE / f.relative_to(tests)).is_dir() or not (f / "__init__.py").is_file()
+    )
+    assert missing == [], "a test folder with no package folder, or no __init__.py"
+    counting = sorted(
+        str(p.relative_to(tests))
+        for folder in set(folders)
+        for p in folder.glob("test_*.py")
+        if re.search(r"Path\(__file__\)\S*\.parent", p.read_text("utf-8"))
+    )
+    assert counting == []
+
+
 def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
     """The rule's own test: a lazy import, a relative one and a type-only one are all seen."""
     package = tmp_path / NAME

@@ -10,10 +10,12 @@ search a corpus), recording (remote calls go through a cassette).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import CassetteMiss, ProviderError, ResponseError
@@ -61,6 +63,23 @@ IN_PROCESS = Traits(
 )
 
 
+def on_loopback(api_base: str | None) -> bool:
+    """An endpoint on this machine (127.0.0.0/8, ::1, localhost): a self-hosted server, which
+    needs no provider key to be reached."""
+    if not api_base:
+        return False
+    try:
+        host = urlsplit(api_base).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: only "localhost" is known to be this machine
+        return False
+
+
 @dataclass
 class Model:
     """A named model with its settings; ``complete`` is the one thing tasks call.
@@ -81,6 +100,7 @@ class Model:
     concurrency: int | None = None
     needs_key: bool = True
     budget: Budget | None = None
+    _loopback_keyless: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def traits(self) -> Traits:
@@ -89,7 +109,7 @@ class Model:
         if (self.litellm_model or self.name).startswith(LOCAL_PREFIX):
             return IN_PROCESS
         return Traits(
-            needs_key=self.needs_key,
+            needs_key=self.needs_key and not on_loopback(self.api_base),
             priced=True,
             records_cassettes=True,
             runs_in_process=False,
@@ -121,6 +141,19 @@ class Model:
         that no output of the run may overwrite one (an answers file); none for a model."""
         return ()
 
+    def _keyless_loopback(self, model: str) -> bool:
+        """A server on this machine with no provider key in the environment: it gets the
+        placeholder key, as the SDK will not build a client without one. With the key set, the
+        key is sent (a local proxy in front of a provider may need it). Decided once per model:
+        litellm's environment check costs a lookup per call otherwise."""
+        if not on_loopback(self.api_base):
+            return False
+        if self._loopback_keyless is None:
+            from pytest_citebench.models.litellm_backend import missing_key
+
+            self._loopback_keyless = missing_key(model, self.api_base) is not None
+        return self._loopback_keyless
+
     async def _complete_remote(self, messages: Sequence[Message]) -> str:
         from pytest_citebench import recording
         from pytest_citebench.models.litellm_backend import acompletion, completion, retryable
@@ -128,12 +161,12 @@ class Model:
         kwargs = self.params.as_kwargs()
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        if self.replay_only or not self.needs_key:
+        model = self.litellm_model or self.name
+        if self.replay_only or not self.needs_key or self._keyless_loopback(model):
             kwargs.setdefault("api_key", REPLAY_API_KEY)
         payload = [{"role": m.role, "content": m.content} for m in messages]
         if self.system_role == "user":
             payload = fold_system(payload)
-        model = self.litellm_model or self.name
         calls = current_calls()
         for attempt in range(self.retry.retries + 1):
             miss_before = recording.miss_count()

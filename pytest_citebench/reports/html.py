@@ -54,8 +54,12 @@ tr.fail td{background:#fff1f1}.tag-fail{color:#c62828;font-weight:700}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:13px;margin:6px 0}
 dt{color:#666}dd{margin:0}nav a{margin-right:12px;font-size:13px}
 .muted{color:#666;font-size:12.5px}td{white-space:nowrap}
-td.text{max-width:420px;word-wrap:break-word;white-space:normal}
+td.text{max-width:min(420px,26vw);overflow-wrap:anywhere;white-space:normal}
+td.list{white-space:normal;min-width:240px;max-width:560px}.nw{white-space:nowrap}
+.ci{display:block;color:#777;font-size:10.5px}th{white-space:normal;min-width:3em}
 .wide{max-width:100%;overflow-x:auto}.chart{max-width:100%;height:auto}
+details{margin:4px 0 8px}summary{cursor:pointer;font-weight:600;font-size:15px;margin:10px 0 6px}
+summary .muted{font-weight:400}
 """
 
 
@@ -107,6 +111,32 @@ def _text(value: Any, limit: int = 600) -> _Raw:
     if len(text) > limit:
         text = text[:limit] + "…"
     return _Raw(escape(text), "text")
+
+
+def _stat(stat: Any, metric: str) -> Any:
+    """A metric's value with its CI on a line of its own below it: a column as wide as the
+    value, not as "24.0 [23.0, 25.0]" (the all-metrics tables overflowed 1,400 px so)."""
+    text = fmt(stat, metric)
+    value, bracket, ci = text.partition(" [")
+    if not bracket:
+        return text
+    return _Raw(f"{escape(value)}<span class='ci'>[{escape(ci)}</span>")
+
+
+def _listing(parts: Iterable[str]) -> _Raw:
+    """Items that wrap between one another, never inside one ("recall_at_1 98.5 [...]")."""
+    return _Raw(", ".join(f"<span class='nw'>{escape(p)}</span>" for p in parts), "list")
+
+
+#: Past this many charts (or worst-answer groups), each task's are folded under its name, so
+#: the page opens on its tables: the full bm25 run drew 88 charts, 24,600 px of them.
+FOLD_AFTER = 12
+
+
+def _fold(summary: str, body: str, *, unfolded: bool) -> str:
+    """A task's block under its name, open when the page is short enough to show it all."""
+    state = " open" if unfolded else ""
+    return f"<details{state}><summary>{summary}</summary>{body}</details>"
 
 
 def render_html(data: ReportData, *, worst: int | None = None) -> str:
@@ -186,7 +216,7 @@ def _headline(data: ReportData) -> str:
     if rows:
         table_rows = [
             [r.model, r.task_label, r.suites, r.n, r.errors]
-            + [fmt(r.share(s), s) for s in h.SHARES]
+            + [_stat(r.share(s), s) for s in h.SHARES]
             for r in rows
         ]
         header = ["model", "task", "suites", "n", "errors", *(h.SHARE_LABELS[s] for s in h.SHARES)]
@@ -201,7 +231,7 @@ def _headline(data: ReportData) -> str:
                 a.suite,
                 a.metrics["n"].n if "n" in a.metrics else "",
                 a.counts.get("error", 0),
-                ", ".join(f"{label(m)} {fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
+                _listing(f"{label(m)} {fmt(a.metrics.get(m), m)}" for m in h.own_metrics(a)),
             ]
             for a in own
         ]
@@ -261,7 +291,12 @@ def _suspect(summary: Any) -> str:
     html = f"<p>{escape(sus.intro(summary))}</p>"
     if summary.rows:
         rows = sus.table(summary)
-        html += _table(rows[0], rows[1:])
+        body = [[*r[:3], *(_listing(c.split(", ")) for c in r[3:])] for r in rows[1:]]
+        table = _table(rows[0], body)
+        if len(body) > FOLD_AFTER:
+            table = _fold(f"per suite and task <span class='muted'>({len(body)} rows)</span>",
+                          table, unfolded=False)  # fmt: skip
+        html += table
         items = (
             f"<li><code>{escape(flag)}</code>: <code>{escape(where)}</code>: {escape(why)}</li>"
             for flag, (where, why) in summary.examples.items()
@@ -346,54 +381,108 @@ def _baseline(data: ReportData) -> str:
 
 
 def _charts(specs: Sequence[d.ChartSpec]) -> str:
+    all_open = len(specs) <= FOLD_AFTER
     out = [
         "<p class='muted'>One chart per task and metric, bars per model, whiskers the 95% CI: the "
-        "layout of the REASONS paper's per-domain figures (HR, PP, F1, BLEU).</p>"
+        "layout of the REASONS paper's per-domain figures (HR, PP, F1, BLEU)."
+        + ("" if all_open else " Past the first, each task's charts open under its name.")
+        + "</p>"
     ]
-    current = None
+    by_task: dict[str, list[d.ChartSpec]] = {}
     for spec in specs:
-        if spec.task != current:
-            if current is not None:
-                out.append("</div>")
-            out.append(f"<h3>{escape(spec.task)}</h3><div class='charts'>")
-            current = spec.task
-        values = {k: (s.value, s.lo, s.hi) for k, s in spec.values.items()}
-        out.append(
+        by_task.setdefault(spec.task, []).append(spec)
+    shown = 0
+    for task, group in by_task.items():
+        # The first tasks' charts open, as many as FOLD_AFTER allows (the first always).
+        shown += len(group)
+        unfolded = all_open or shown == len(group) or shown <= FOLD_AFTER
+        drawn = "".join(
             svg.grouped_bars(
-                f"{label(spec.metric)} — {spec.task}", spec.suites, spec.models, values
+                f"{label(spec.metric)} — {task}",
+                spec.suites,
+                spec.models,
+                {k: (s.value, s.lo, s.hi) for k, s in spec.values.items()},
             )
+            for spec in group
         )
-    if current is not None:
-        out.append("</div>")
+        names = ", ".join(label(spec.metric) for spec in group)
+        summary = f"{escape(task)} <span class='muted'>({escape(names)})</span>"
+        out.append(_fold(summary, f"<div class='charts'>{drawn}</div>", unfolded=unfolded))
     return "".join(out)
 
 
 def _metrics(aggregates: Sequence[Any]) -> str:
+    tasks = d.by_task(aggregates)
+    unfolded = sum(len(group) for group in tasks.values()) <= _ROWS_UNFOLDED
+    out = [] if unfolded else ["<p class='muted'>Each task's table opens under its name.</p>"]
+    for task, group in tasks.items():
+        block = _task_metrics(group)
+        n = f"{len(group)} row(s)"
+        out.append(
+            _fold(f"{escape(task)} <span class='muted'>({n})</span>", block, unfolded=unfolded)
+        )
+    return "".join(out)
+
+
+#: The all-metrics tables of a run with more rows than this (the full bm25 run has 115) are
+#: folded per task: unfolded they were 12,000 px of a 22,000 px page.
+_ROWS_UNFOLDED = 40
+
+
+def _task_metrics(group: Sequence[Any]) -> str:
+    """One task's aggregates: its outcome shares, then its own metrics, in tables that fit."""
     out = []
-    for task, group in d.by_task(aggregates).items():
-        cols = d.columns(group)
-        labels = {a.label for a in group if a.label}
-        # A task that never escalates has no final stage: no empty column for it (issue 36).
-        staged = any(agg.stage for agg in group)
-        rows = []
-        for agg in group:
-            row: list[Any] = [agg.suite, agg.model, *([agg.stage or ""] if staged else [])]
-            row.append(agg.metrics["n"].n if "n" in agg.metrics else "")
-            row.append(agg.counts.get("error", 0))
-            row += [fmt(agg.metrics.get(m), m) for m in cols]
-            rows.append(row)
-        out.append(f"<h3>{escape(task)}</h3>")
-        for text in sorted(labels):
-            out.append(f"<p class='muted'>* {escape(text)}</p>")
+    cols = d.columns(group)
+    labels = {a.label for a in group if a.label}
+    # A task that never escalates has no final stage: no empty column for it (issue 36).
+    staged = any(agg.stage for agg in group)
+    rows = []
+    for agg in group:
+        row: list[Any] = [agg.suite, agg.model, *([agg.stage or ""] if staged else [])]
+        row.append(agg.metrics["n"].n if "n" in agg.metrics else "")
+        row.append(agg.counts.get("error", 0))
+        row += [_stat(agg.metrics.get(m), m) for m in cols]
+        rows.append(row)
+    for text in sorted(labels):
+        out.append(f"<p class='muted'>* {escape(text)}</p>")
+    keys = 5 if staged else 4
+    parts = _column_parts(cols)
+    for number, part in enumerate(parts, start=1):
+        if len(parts) > 1:
+            what = "outcome shares" if number == 1 and _is_share(part[0]) else "metrics"
+            out.append(f"<p class='muted'>{number} of {len(parts)}: {what}</p>")
+        picked = [cols.index(m) + keys for m in part]
         out.append(
             _table(
                 ["suite", "model", *(["final stage"] if staged else []), "n", "err"]
-                + [label(m) for m in cols],
-                rows,
+                + [label(m) for m in part],
+                [row[:keys] + [row[i] for i in picked] for row in rows],
                 numeric_from=3 if staged else 2,
             )
         )
     return "".join(out)
+
+
+#: Metric columns in one table at most: more did not fit 1,400 px beside long model names.
+_COLUMNS_PER_TABLE = 8
+
+
+def _is_share(metric: str) -> bool:
+    from pytest_citebench import registry
+
+    return registry.metric_spec(metric).outcome is not None
+
+
+def _column_parts(cols: Sequence[str]) -> list[list[str]]:
+    """A task's metric columns in tables that fit the page: the outcome shares first, then the
+    task's other metrics, eight at most to a table; one table when they all fit."""
+    if len(cols) <= _COLUMNS_PER_TABLE:
+        return [list(cols)]
+    shares = [m for m in cols if _is_share(m)]
+    rest = [m for m in cols if not _is_share(m)]
+    parts = [shares] if shares else []
+    parts += [rest[i : i + _COLUMNS_PER_TABLE] for i in range(0, len(rest), _COLUMNS_PER_TABLE)]
+    return parts
 
 
 _DELTA_HEADER = ("", "suite", "task", "model", "metric", "n", "base %", "new %")
@@ -427,6 +516,10 @@ def _worst(groups: Sequence[Any], limit: int) -> str:
         "partial, then furthest from the gold (highest HR, lowest F1). All items are in the "
         "results file.</p>"
     ]
+    unfolded = len(groups) <= FOLD_AFTER
+    if not unfolded:
+        out[0] = out[0].replace("</p>", " Each task's open under its name.</p>")
+    by_task: dict[str, list[str]] = {}
     for g in groups:
         rows = [
             [
@@ -436,16 +529,17 @@ def _worst(groups: Sequence[Any], limit: int) -> str:
                 _text(r.get("expected")),
                 _text(r.get("answer")),
                 _text(r.get("reason"), 300),
-                d.item_metrics_text(r),
+                _listing(d.item_metrics_text(r).split(", ")),
             ]
             for r in g.shown
         ]
-        out.append(
+        by_task.setdefault(g.task, []).append(
             f"<h3>{escape(g.suite)}:{escape(g.task)} ({escape(h.wrong_counts_text(g))})</h3>"
+            + _table(["outcome", "model", "item", "expected", "given", "reason", "metrics"], rows)
         )
-        out.append(
-            _table(["outcome", "model", "item", "expected", "given", "reason", "metrics"], rows)
-        )
+    for task, blocks in by_task.items():
+        summary = f"{escape(task)} <span class='muted'>({len(blocks)} suite(s))</span>"
+        out.append(_fold(summary, "".join(blocks), unfolded=unfolded))
     return "".join(out)
 
 

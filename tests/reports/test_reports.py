@@ -28,6 +28,7 @@ from pytest_citebench.reports.output import write_reports
 from pytest_citebench.results.aggregate import aggregate
 from pytest_citebench.results.compare import compare
 from pytest_citebench.results.gates import evaluate, parse_gate
+from tests.conftest import REPO
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -422,6 +423,70 @@ def test_html_report_renders_in_headless_chromium(
         "compared; 2 group(s) not compared: 2 not in the baseline (another model, suite or task)"
     )
     assert "| tiny | indirect | citebench/bm25 | 4 | 0 | 50.0 [" in summary
+
+
+LONG_MODELS = ("local/smollm2-135m-instruct+rag-naive", "openrouter/meta-llama/llama-3.1-70b")
+
+
+def _big_run() -> list[dict[str, Any]]:
+    """A run the size of the main job's shape: 12 suites with long names, two long model
+    names, both REASONS tasks, every outcome."""
+    outcomes = ("correct", "hallucinated", "unanswered", "partial", "abstained")
+    return [
+        _record(f"{task}-{s}-{i}", outcomes[(i + s) % 5], suite=f"reasons/neurons_and_cognition{s}",
+                model=model, task=task)
+        for task in ("direct", "indirect")
+        for s in range(12)
+        for model in LONG_MODELS
+        for i in range(5)
+    ]  # fmt: skip
+
+
+def test_a_large_report_folds_each_task_and_a_small_one_does_not() -> None:
+    """Issue 36: the full bm25 report was 47,467 px tall at 1,400 px, 88 charts and every
+    table open. Past a size each task's charts, tables and worst answers fold under its name."""
+    big = _big_run()
+    page = render_html(ReportData(big, aggregate(big)))
+    folds = {}
+    for section in ("charts", "metrics", "worst"):
+        body = page[page.index(f"<section id='{section}'>") :]
+        body = body[: body.index("</section>")]
+        folds[section] = (body.count("<details open>"), body.count("<details>"))
+    # The first task's 8 charts stay open (the budget is 12); its tables and answers fold.
+    assert folds == {"charts": (1, 1), "metrics": (0, 2), "worst": (0, 2)}
+    small = [_record(f"i{i}", "correct") for i in range(3)]
+    page = render_html(ReportData(small, aggregate(small)))
+    assert "<details open>" in page and "<details>" not in page
+
+
+def test_wide_metric_tables_are_split_outcomes_first() -> None:
+    from pytest_citebench.reports.html import _column_parts
+
+    cols = ["accuracy", "hallucinated", "unanswered", "partial", "pp"]
+    own = [f"m{i}" for i in range(10)]
+    assert _column_parts(cols) == [cols]
+    assert _column_parts(cols + own) == [cols, own[:8], own[8:]]
+
+
+def test_a_large_report_fits_1400_and_1000_px_in_chromium(tmp_path: Path) -> None:
+    """Measured in the browser with every fold opened (benchmarks/html_layout.py): at 1,400
+    px nothing overflows its box; at 1,000 px only a table may scroll inside its own box, and
+    never the page; no chart's text is cut at its edge."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from html_layout import measure
+
+    big = _big_run()
+    report = tmp_path / "big.html"
+    report.write_text(render_html(ReportData(big, aggregate(big))), encoding="utf-8")
+    wide = measure(report, 1400, tmp_path)
+    narrow = measure(report, 1000, tmp_path)
+    assert wide["overflowing"] == [] and wide["cut_text"] == [], wide
+    assert wide["page_width"] == 1400 and narrow["page_width"] == 1000, (wide, narrow)
+    assert {o["tag"] for o in narrow["overflowing"]} <= {"DIV"}  # a table's own scroll box
+    assert narrow["cut_text"] == []
+    assert wide["height"] < wide["opened_height"] / 2  # folded, the page is far shorter
 
 
 def test_junit_xml_has_per_item_metric_properties(pytester: pytest.Pytester, tiny: Path) -> None:

@@ -285,6 +285,47 @@ def test_max_cost_stops_paid_calls_once_the_budget_is_spent(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+def test_a_self_hosted_profile_with_a_price_is_capped_by_max_cost(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a self-hosted model needs for --citebench-max-cost: its price in the profile's
+    params (litellm has none for it). No key either: the server is on loopback."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with StubServer(lambda r: "pass") as server:
+        _pyproject(
+            pytester,
+            f"""
+[tool.citebench.models."team/vllm"]
+model = "openai/my-finetune"
+api_base = "{server.url}"
+concurrency = 1
+params = {{ input_cost_per_token = 0.001, output_cost_per_token = 0.001 }}
+""",
+        )
+        result = pytester.runpytest(
+            "--citebench",
+            "--citebench-model",
+            "team/vllm",
+            "--citebench-record",
+            "once",
+            "--citebench-max-cost",
+            "0.000001",
+            "--citebench-results",
+            "r.jsonl",
+            "-p",
+            "no:cacheprovider",
+        )
+        calls = server.calls
+        bodies = [r["json"] for r in server.requests if r["path"].endswith("/chat/completions")]
+    records = _items(pytester.path / "r.jsonl")
+    spent = [r for r in records if r["outcome"] != "error"]
+    stopped = [r for r in records if "--citebench-max-cost" in (r.get("error") or "")]
+    assert calls == len(spent) == 1 and len(stopped) == 7, result.stdout.str()
+    assert spent[0]["usage"]["cost"] > 0  # priced by the profile, not unknown
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert not any("cost" in key for body in bodies for key in body)  # the price stays here
+
+
 def test_estimate_counts_calls_and_cost_without_calling_the_model(
     pytester: pytest.Pytester, tiny: Path
 ) -> None:
