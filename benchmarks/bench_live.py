@@ -444,7 +444,7 @@ def _ladder_main(step: str, suite_dir: Path, url: str, concurrency: int, cassett
     from pytest_citebench.models import Model, RetryPolicy, SamplingParams
     from pytest_citebench.models.litellm_backend import litellm
     from pytest_citebench.recording import Recorder
-    from pytest_citebench.runner import Engine, Job, run_item
+    from pytest_citebench.run.runner import Engine, Job, run_item
     from pytest_citebench.suites import load_suite
 
     t0 = time.perf_counter()

@@ -5,7 +5,7 @@ each window width. Headless Chromium (the Debian package) runs a measuring scrip
 into a copy of the report; a screenshot of the first screen is saved beside each measurement.
 
 Why a script and not a test: the figures (heights, overflow counts) are what a change to the
-report's layout is judged by, before and after; tests/test_reports.py holds the properties.
+report's layout is judged by, before and after; tests/reports/test_reports.py holds the properties.
 
     python benchmarks/html_layout.py REPORT.html [--widths 1400 1000] [--out DIR]
 """

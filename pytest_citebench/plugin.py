@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_citebench.flags import FLAG, add_flags
+from pytest_citebench.settings import FLAG, add_flags
 
 # Items --citebench-shard deselected: an empty shard is fine only if it had items to give away.
 _SHARD_DESELECTED = pytest.StashKey[int]()
@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_citebench import registry
     from pytest_citebench.results.gates import GateError
-    from pytest_citebench.session import SESSION_KEY, CitebenchSession
+    from pytest_citebench.run.session import SESSION_KEY, CitebenchSession
 
     for task in registry.names():
         config.addinivalue_line("markers", f"{task}: citebench task {task}")
@@ -168,7 +168,7 @@ def pytest_collection_modifyitems(
         return
     if cb.options.selection.active:
         # First: an id is checked against every collected item, before shards split them.
-        from pytest_citebench.selection import SelectionError, select
+        from pytest_citebench.run.selection import SelectionError, select
 
         try:
             chosen, unchosen = select(items, cb.options.selection)
@@ -179,7 +179,7 @@ def pytest_collection_modifyitems(
             config.hook.pytest_deselected(items=unchosen)
     if cb.options.shard is not None:
         # Before --citebench-resume: a resumed shard skips only its own finished items.
-        from pytest_citebench.sharding import split
+        from pytest_citebench.run.sharding import split
 
         kept, dropped = split(items, cb.options.shard)
         config.stash[_SHARD_DESELECTED] = len(dropped)
@@ -235,13 +235,13 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     """A ``suite.toml`` is a test file only under ``--citebench``; plain pytest never sees it."""
     if file_path.name != "suite.toml" or not _active(parent.config):
         return None
-    from pytest_citebench.items import SuiteFile
+    from pytest_citebench.run.items import SuiteFile
 
     return SuiteFile.from_parent(parent, path=file_path)
 
 
 def _session(config: pytest.Config) -> Any:
-    from pytest_citebench.session import SESSION_KEY
+    from pytest_citebench.run.session import SESSION_KEY
 
     return config.stash.get(SESSION_KEY, None)
 
@@ -290,7 +290,7 @@ def _drop_per_test_log_capture(session: pytest.Session) -> None:
     run, more than the cases themselves. A citebench case logs nothing a reader needs (its
     record says what happened), so when every collected test is one and no ``--log-*`` option
     or ``log_cli`` asks for logs, the logging plugin is unregistered for the run."""
-    from pytest_citebench.items import BadSuite, CaseItem, SkippedSwap
+    from pytest_citebench.run.items import BadSuite, CaseItem, SkippedSwap
 
     config = session.config
     if not session.items or not all(
@@ -320,7 +320,7 @@ class _ControllerHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call":
             return
-        from pytest_citebench.items import case_record
+        from pytest_citebench.run.items import case_record
 
         found = case_record(report)
         if found is not None:
@@ -367,7 +367,7 @@ class _ControllerHooks:
         """``--dist load`` (what ``-n`` gives): queues deep enough for each worker's calls."""
         if config.getvalue("dist") != "load":
             return None
-        from pytest_citebench.workers import deep_load_scheduling, xdist_workers
+        from pytest_citebench.run.workers import deep_load_scheduling, xdist_workers
 
         return deep_load_scheduling(config, log, self.cb.options.concurrency, xdist_workers(config))
 
@@ -391,7 +391,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     """A passed case that was not correct shows its outcome's letter and count, not a dot."""
     if report.when != "call" or not report.passed or not _active(config):
         return None
-    from pytest_citebench.items import case_record
+    from pytest_citebench.run.items import case_record
 
     found = case_record(report)
     return _CATEGORIES.get(str(found[0].get("outcome"))) if found else None
@@ -405,8 +405,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     if config.option.collectonly:
         if config.getoption("citebench_estimate"):
-            from pytest_citebench.estimate import estimate, lines
-            from pytest_citebench.items import CaseItem
+            from pytest_citebench.run.estimate import estimate, lines
+            from pytest_citebench.run.items import CaseItem
 
             session = terminalreporter._session
             jobs = [i.job for i in (session.items if session else []) if isinstance(i, CaseItem)]
@@ -414,10 +414,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             for line in lines(estimate(jobs)):
                 terminalreporter.write_line(line)
         return
-    from pytest_citebench.diagnostics import latency_warnings, miss_report, usage_warnings
+    from pytest_citebench.reports.conclude import interrupted
     from pytest_citebench.reports.run_settings import command_settings, sampling_line
     from pytest_citebench.reports.summary import RunFacts, write_summary
-    from pytest_citebench.results.conclude import interrupted
+    from pytest_citebench.run.diagnostics import latency_warnings, miss_report, usage_warnings
 
     ledger, opts = cb.ledger, cb.options
     facts = RunFacts(

@@ -92,10 +92,9 @@ def test_charts_and_tables_fit_at_1400_px_in_chromium(tmp_path: Path) -> None:
     import re
     import subprocess
 
-    from test_reports import CHROMIUM_FLAGS, chromium
-
     from pytest_citebench.reports import svg
     from pytest_citebench.reports.html import _CSS, _table
+    from tests.reports.test_reports import CHROMIUM_FLAGS, chromium
 
     suites = [
         "reasons/adversarial",

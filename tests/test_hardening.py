@@ -67,7 +67,7 @@ def test_a_reports_record_is_parsed_once_however_often_it_is_asked(
 ) -> None:
     """The controller asks for a report's record twice (its status letter, then the record);
     the line is parsed once. A new report is parsed anew, even with equal text."""
-    from pytest_citebench import items
+    from pytest_citebench.run import items
 
     parses: list[str] = []
     real_loads = json.loads
@@ -668,7 +668,7 @@ def test_engine_close_leaves_no_unawaited_provider_coroutine() -> None:
     import time
     import warnings
 
-    from pytest_citebench.runner import Engine
+    from pytest_citebench.run.runner import Engine
 
     started = threading.Event()
 

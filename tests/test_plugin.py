@@ -287,7 +287,7 @@ def test_gc_thresholds_are_raised_while_cases_run_and_given_back(
 ) -> None:
     import gc
 
-    from pytest_citebench.scheduler import GC_THRESHOLDS
+    from pytest_citebench.run.scheduler import GC_THRESHOLDS
 
     pytester.makeconftest(_REPORT_GC)
     before = gc.get_threshold()

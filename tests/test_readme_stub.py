@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.conftest import REPO
 
 MARKER = "<!-- stub-dry-run:"
 

@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TINY, outcomes, run_stub
 
 from pytest_citebench import jsonl, registry
 from pytest_citebench.__main__ import main as cli
 from pytest_citebench.api import Hint, Message
 from pytest_citebench.errors import ProviderError
 from pytest_citebench.models import Model
-from pytest_citebench.runner import Job, run_item
+from pytest_citebench.run.runner import Job, run_item
 from pytest_citebench.safetext import REPLACEMENT, safe_text
 from pytest_citebench.suites import load_suite
 from pytest_citebench.testing.stubserver import StubServer
+from tests.conftest import TINY, outcomes, run_stub
 
 LONE = "\ud800"
 ANSWER = f'Title: "Attention Is All You Need" {LONE}'

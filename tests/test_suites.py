@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TINY
 
 from pytest_citebench.suites import SuiteError, load_manifest, load_suite
+from tests.conftest import REPO, TINY
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
 """DOI validation: extract DOIs from model text, check they exist, compare registered titles.
 
 Importing this package stays cheap (stdlib only); HTTP libraries load on the first live lookup.
+
+May import: errors, jsonl, and the package's ``__version__`` (``__init__``) for the
+User-Agent.
 """
 
 from pytest_citebench.doi.extract import extract_dois, extract_title_doi_pairs, normalize_doi

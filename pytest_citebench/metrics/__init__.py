@@ -2,6 +2,8 @@
 
 Importing this package loads neither numpy, nltk nor pytest: those are imported on first use
 inside the functions that need them, so the plugin stays cheap to load.
+
+May import: retrieval (the packaged encoder the similarity metrics read).
 """
 
 from pytest_citebench.metrics.attribution import bleu4, token_f1

@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytest_citebench.encoders import Encoder, load_encoder, minilm_path
+from pytest_citebench.retrieval.encoders import Encoder, load_encoder, minilm_path
 
 __all__ = [
     "ENCODER_NAME",

@@ -2,6 +2,9 @@
 provider); ``citebench/*`` ones are local baselines that need no key, no network and no cassette.
 
 litellm costs seconds to import, so nothing here imports it until a remote model is asked for.
+
+May import: errors, safetext, jsonl, api, registry, retrieval (the built-in baselines
+search a corpus), recording (remote calls go through a cassette).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from pytest_citebench.api import ModelOption
 
 if TYPE_CHECKING:
     from pytest_citebench.models import Model
-    from pytest_citebench.options import Options
+    from pytest_citebench.settings import Options
 
 _RETRIEVERS = ("bm25", "dense", "rerank")
 

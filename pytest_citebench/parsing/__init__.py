@@ -4,7 +4,7 @@ Models wrap answers in boilerplate ("Title: ...", quotes, markdown, a leading se
 of explanation, a reference string in some citation style) and abstain in many spellings
 ("Pass.", "'pass'", " PASS "). Scoring the boilerplate would count politeness as hallucination,
 so we strip it; the raw text is always kept beside the parsed answer. The rules, with examples,
-are in docs/outcomes.md; every one of them has a test in tests/test_parsing.py.
+are in docs/outcomes.md; every one of them has a test in tests/parsing/test_parsing.py.
 
 Two principles shape the code:
 
@@ -18,6 +18,8 @@ One module per concept: ``reply`` (the final answer and the wrappers around it),
 (replies that answer nothing), ``prose`` (a sentence rather than a title), ``identifiers`` (DOIs
 and arXiv ids), ``titles``, ``title_match`` (the cited title inside a reply) and ``authors``.
 This package gives callers the names they use, wherever the rule lives.
+
+May import: nothing of the package (pure text rules).
 """
 
 from __future__ import annotations

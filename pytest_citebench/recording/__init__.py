@@ -12,6 +12,8 @@ The package is split by concern, and this module re-exports the names callers us
 
 Nothing secret reaches a cassette: auth headers and key-like query parameters are dropped, and
 the values of key-like environment variables are replaced wherever they appear.
+
+May import: errors.
 """
 
 from __future__ import annotations

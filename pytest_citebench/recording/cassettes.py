@@ -157,8 +157,8 @@ def indented_json(data: Any) -> str:
 
     Why: with ``indent`` json runs its pure-Python encoder, a generator per container; this
     plain recursion into one list of parts takes about half the time, and a cassette is written
-    for every recorded item (tests/test_cassette_format.py holds the two equal). What it does
-    not handle (a dict key that is not a string) goes to ``json.dumps``; a value json cannot
+    for every recorded item (tests/recording/test_cassette_format.py holds the two equal). What it
+    does not handle (a dict key that is not a string) goes to ``json.dumps``; a value json cannot
     encode (bytes) raises TypeError, as there."""
     parts: list[str] = []
     try:

@@ -117,7 +117,7 @@ def _request_filter() -> Any:
     call in the recording loop, 154 us in one pass with the memo. Every step
     assigns a new value (headers, URI, body) rather than changing one in place, so the original
     request is left as it was; the query filter is vcrpy's own, once per URI;
-    tests/test_recording_filter.py holds the result to vcrpy's own filter's."""
+    tests/recording/test_recording_filter.py holds the result to vcrpy's own filter's."""
     import copy
 
     from vcr import filters
@@ -157,7 +157,7 @@ def _response_filter() -> Any:
     Why: vcrpy's ``append`` deep-copies the response too (``_copy_response`` instead); the append
     was 123 us a call in the recording loop. A compressed response still goes through vcrpy's
     own decoder;
-    tests/test_recording_filter.py holds the result to vcrpy's own filter's."""
+    tests/recording/test_recording_filter.py holds the result to vcrpy's own filter's."""
     from vcr import filters
 
     def before_record_response(response: Any) -> Any:

@@ -20,10 +20,10 @@ from pytest_citebench.reports.terminal import table_metrics
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Section
+    from pytest_citebench.reports.conclude import Conclusion
     from pytest_citebench.reports.headline import Verdict
     from pytest_citebench.reports.suspect import SuspectSummary
     from pytest_citebench.results.compare import Comparison
-    from pytest_citebench.results.conclude import Conclusion
     from pytest_citebench.results.gates import Gate, GateResult
 
 
@@ -172,7 +172,7 @@ class ReportData:
     def of(
         cls, conclusion: Conclusion, *, settings: Sequence[tuple[str, str]] = (), show: int = 2
     ) -> ReportData:
-        """What a run concluded (``results.conclude``), as the reports show it."""
+        """What a run concluded (``reports.conclude``), as the reports show it."""
         return cls(
             records=conclusion.counted_records,
             all_records=conclusion.records,

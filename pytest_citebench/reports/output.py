@@ -13,7 +13,7 @@ from pytest_citebench.reports.data import ReportData
 from pytest_citebench.reports.formats import FORMATS, ReportFormat
 
 if TYPE_CHECKING:
-    from pytest_citebench.results.conclude import Conclusion
+    from pytest_citebench.reports.conclude import Conclusion
 
 # An absolute path (POSIX, home-relative or a Windows drive) of at least two parts, not inside a
 # URL ("https://host/a/b") or a word ("and/or", "n/a", "1/2").

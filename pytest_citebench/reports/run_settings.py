@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_citebench.models import Model, SamplingParams
-    from pytest_citebench.options import Options
+    from pytest_citebench.settings import Options
 
 
 def sampling_line(options: Options, models: Sequence[Model]) -> str:

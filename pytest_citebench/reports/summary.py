@@ -24,8 +24,8 @@ from pytest_citebench.reports.terminal import TABLE_WIDTH, render_table
 from pytest_citebench.reports.usage import usage_lines
 
 if TYPE_CHECKING:
+    from pytest_citebench.reports.conclude import Conclusion
     from pytest_citebench.results.compare import Comparison
-    from pytest_citebench.results.conclude import Conclusion
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class RunFacts:
 
 
 def write_summary(tr: Any, conclusion: Conclusion, facts: RunFacts) -> None:
-    """The summary of what the run concluded (``results.conclude``); it never changes it."""
+    """The summary of what the run concluded (``reports.conclude``); it never changes it."""
     tr.write_sep("=", "citebench")
     tr.write_line(f"models: {', '.join(facts.models)} | record: {facts.record} | {facts.sampling}")
     # The numbers' records: those set apart as suspect golds have their own section below.
@@ -186,7 +186,7 @@ def write_baseline_section(tr: Any, comparison: Comparison | None) -> None:
     """Deltas against ``--citebench-baseline`` with CIs, then one FAIL line per regression."""
     if comparison is None:
         return
-    from pytest_citebench.results.compare import comparison_lines
+    from pytest_citebench.reports.comparison import comparison_lines
 
     tr.write_sep(
         "-",

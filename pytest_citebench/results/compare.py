@@ -141,16 +141,17 @@ class MetricDelta:
 
     def describe(self) -> str:
         """The line printed for a failing metric: what got worse, by how much, and the evidence."""
-        ci = "" if math.isnan(self.lo) else f", 95% CI [{_pts(self.lo)}, {_pts(self.hi)}]"
+        ci = "" if math.isnan(self.lo) else f", 95% CI [{points(self.lo)}, {points(self.hi)}]"
         return (
             f"{self.verdict} baseline "
             f"{self.suite}:{self.task}:{self.metric} on {self.model}: "
-            f"{self.base:.4g} -> {self.new:.4g} (delta {_pts(self.delta)} points{ci}, "
+            f"{self.base:.4g} -> {self.new:.4g} (delta {points(self.delta)} points{ci}, "
             f"{self.evidence()}, n={self.n}, tolerance {100 * self.tolerance:.1f} points)"
         )
 
 
-def _pts(x: float) -> str:
+def points(x: float) -> str:
+    """A share's change in percentage points, signed: ``+3.0``."""
     return f"{100 * x:+.1f}"
 
 
@@ -470,8 +471,8 @@ def compare_files(
 ) -> Comparison:
     """``compare`` on two results files, their aggregates ignored (recomputed from the items);
     items with a suspect gold in either file are left out of both, as in a run."""
-    from pytest_citebench.results.conclude import is_suspect
     from pytest_citebench.results.files import read_results
+    from pytest_citebench.results.record import is_suspect
 
     new_items, _ = read_results(new)
     base_items, _ = read_results(base)
@@ -481,83 +482,4 @@ def compare_files(
         base_items = [r for r in base_items if (r["suite"], r["item_id"]) not in apart]
     return compare(
         new_items, base_items, tolerance=tolerance, baseline=str(base), correction=correction
-    )
-
-
-def comparison_lines(comparison: Comparison, *, all_rows: bool = True) -> list[str]:
-    """The terminal table: one row per metric delta (failures marked), then the notes."""
-    header = ["suite", "task", "model", "metric", "n", "base", "new", "delta [95% CI]", "test", ""]
-    rows = [header]
-    for d in comparison.deltas:
-        if not all_rows and d.verdict not in ("FAIL", "worse"):
-            continue
-        ci = "" if math.isnan(d.lo) else f" [{_pts(d.lo)},{_pts(d.hi)}]"
-        test = d.p_text()
-        rows.append(
-            [
-                d.suite,
-                d.task,
-                d.model,
-                d.metric,
-                str(d.n),
-                f"{100 * d.base:.1f}",
-                f"{100 * d.new:.1f}",
-                f"{_pts(d.delta)}{ci}",
-                test,
-                d.verdict,
-            ]
-        )
-    if len(rows) == 1:
-        return []
-    from pytest_citebench.reports.table import text_table
-
-    numbers = range(4, len(header) - 1)  # the verdict, last, reads as a word: left-aligned
-    return text_table(rows[0], rows[1:], right=numbers, rule=True)
-
-
-def promote(source: Path, target: Path, *, allow_errors: bool = False) -> str:
-    """Copy a results file to the baseline path: items deduplicated and sorted, aggregates
-    recomputed, written atomically (a CI job killed mid-copy never leaves half a baseline).
-
-    A run with errors is refused unless ``allow_errors``: its errored items would silently drop
-    out of every later comparison, which is exactly the kind of gap a baseline must not hide.
-    """
-    from pytest_citebench.results.aggregate import aggregate
-    from pytest_citebench.results.files import (
-        check_files,
-        dedupe,
-        read_results,
-        version_mix,
-        write_results,
-    )
-    from pytest_citebench.suites import suite_files_around
-
-    check_files([], [("--to", target)], reads=suite_files_around(target))  # not a suite's file
-    items, _ = read_results(source)
-    records, _, conflicts = dedupe(items)
-    if not records:
-        raise ValueError(f"{source}: no item records; nothing to promote")
-    mixed = version_mix({str(source): items})
-    if mixed:
-        # A baseline of one group under two rules would be compared with neither.
-        raise ValueError(
-            f"{source}: {'; '.join(mixed)}; rescore it (python -m pytest_citebench rescore "
-            f"{source}) or re-run the items of the older suite version, then promote"
-        )
-    if conflicts:
-        raise ValueError(
-            f"{source}: {len(conflicts)} item(s) recorded twice with different results"
-        )
-    errors = sum(r["outcome"] == "error" for r in records)
-    if errors and not allow_errors:
-        raise ValueError(
-            f"{source}: {errors} item(s) ended in an error; rerun them "
-            "(pytest --citebench --citebench-resume ...) or pass --allow-errors"
-        )
-    write_results(target, records, aggregate(records))
-    models = sorted({r["model"] for r in records})
-    suites = sorted({r["suite"] for r in records})
-    return (
-        f"promoted {len(records)} items ({len(models)} model(s): {', '.join(models)}; "
-        f"{len(suites)} suite(s)) from {source} to {target}"
     )

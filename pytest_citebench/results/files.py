@@ -3,7 +3,7 @@ resume, merge, compare and rescore; an item's identity, deduplication, the atomi
 the shard record a ``--citebench-shard`` run leaves.
 
 One module for every reader and writer, so ``merge`` (many shard files into one) and
-``compare.promote`` (a run into the baseline) handle files the same way without importing each
+``baseline promote`` (a run into the baseline) handle files the same way without importing each
 other.
 """
 

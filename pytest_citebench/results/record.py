@@ -4,6 +4,7 @@ it. It lives beside the results that read it, not in the runner that makes it.""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -50,7 +51,8 @@ class ItemResult:
         """``type: item`` tells it from the aggregate lines that share the results file.
 
         ``dataclasses.asdict``'s result, built directly: asdict's generic recursion was ~8% of
-        pytest's own thread in a live run (tests/test_results_record.py holds the two equal)."""
+        pytest's own thread in a live run (tests/results/test_results_record.py holds the two
+        equal)."""
         record: dict[str, Any] = {"type": "item"}
         for name in _FIELD_NAMES:
             record[name] = _plain(getattr(self, name))
@@ -68,6 +70,11 @@ class ItemResult:
 
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(ItemResult))
 _IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def is_suspect(record: Mapping[str, Any]) -> bool:
+    """Whether a record's item has a gold its suite flags as suspect."""
+    return bool(record.get("gold_suspect"))
 
 
 def _plain(value: Any) -> Any:

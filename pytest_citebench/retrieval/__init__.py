@@ -20,11 +20,13 @@ Why it is built the way it is:
 The package is split by stage: ``corpus`` (papers, words, ``Hit``, the ``Retriever`` interface),
 ``bm25``, ``dense`` (bi-encoder and its embedding cache), ``rerank`` (cross-encoder) and
 ``cache`` (``get_retriever``); this module re-exports what callers use.
+
+May import: errors. The packaged MiniLM encoder (``encoders.py``) is here; the
+similarity metrics read it too.
 """
 
 from __future__ import annotations
 
-from pytest_citebench.encoders import minilm_path, quiet_transformers
 from pytest_citebench.retrieval.bm25 import BM25Retriever, FastOkapi
 from pytest_citebench.retrieval.cache import clear_cache, get_retriever
 from pytest_citebench.retrieval.corpus import (
@@ -46,6 +48,7 @@ from pytest_citebench.retrieval.dense import (
     DenseRetriever,
     embedding_cache_dir,
 )
+from pytest_citebench.retrieval.encoders import minilm_path, quiet_transformers
 from pytest_citebench.retrieval.rerank import (
     DEFAULT_CANDIDATES,
     DEFAULT_RERANKER_DIR,

@@ -29,7 +29,7 @@ class FastOkapi:
     stays rank_bm25's; this only visits the documents that hold each word. Every document's sum
     gets the same terms, computed by the same elementwise float operations in the same order
     (a document without the word adds an exact 0 there), so the scores are bit-identical;
-    ``tests/test_retrieval.py`` checks it on random corpora.
+    ``tests/retrieval/test_retrieval.py`` checks it on random corpora.
     """
 
     def __init__(self, okapi: Any) -> None:

@@ -10,10 +10,10 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.encoders import clear_encoders
 from pytest_citebench.retrieval.bm25 import BM25Retriever
 from pytest_citebench.retrieval.corpus import KINDS, Kind, Retriever, load_papers
 from pytest_citebench.retrieval.dense import DenseRetriever
+from pytest_citebench.retrieval.encoders import clear_encoders
 from pytest_citebench.retrieval.rerank import (
     _MODELS,
     _MODELS_LOCK,

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.encoders import load_encoder, minilm_path
 from pytest_citebench.retrieval.corpus import (
     _TEXT_VERSION,
     CorpusPaper,
@@ -23,6 +22,7 @@ from pytest_citebench.retrieval.corpus import (
     _check,
     paper_text,
 )
+from pytest_citebench.retrieval.encoders import load_encoder, minilm_path
 
 CACHE_ENV = "CITEBENCH_CACHE"
 DEFAULT_CACHE_DIR = Path(".citebench") / "cache"

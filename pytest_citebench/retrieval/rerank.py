@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_citebench.encoders import quiet_transformers
 from pytest_citebench.retrieval.corpus import (
     Field,
     Hit,
@@ -28,6 +27,7 @@ from pytest_citebench.retrieval.corpus import (
     paper_text,
 )
 from pytest_citebench.retrieval.dense import DenseRetriever
+from pytest_citebench.retrieval.encoders import quiet_transformers
 
 RERANKER_ENV = "CITEBENCH_RERANKER"
 DEFAULT_RERANKER_DIR = Path(".citebench") / "models" / "reranker"

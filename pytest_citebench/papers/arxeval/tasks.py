@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 #: much better than that; gate on the means (``jumbled:cosine_minilm>=...``) for finer bars.
 JUMBLED_THRESHOLD = 0.8
 
-# The example sample of ``new-suite`` (the same papers as pytest_citebench.scaffold's corpus).
+# The example sample of ``new-suite`` (the same papers as commands/new_suite.py's corpus).
 _ATTENTION_TITLE = "Attention Is All You Need"
 _ATTENTION_ABSTRACT = (
     "We propose the Transformer, a network architecture based solely on attention "

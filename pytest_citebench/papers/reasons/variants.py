@@ -57,9 +57,9 @@ def add_options(group: pytest.OptionGroup) -> None:
 
 def configure(config: pytest.Config) -> None:
     """Read the options (the command line, then ``[tool.citebench]``) for this run's variants;
-    ``settings.py`` checks both (a kind that is not a swap, a threshold out of 0-1) as one usage
-    error, as for every core setting."""
-    from pytest_citebench.options import setting
+    ``settings/checks.py`` checks both (a kind that is not a swap, a threshold out of 0-1) as one
+    usage error, as for every core setting."""
+    from pytest_citebench.settings import setting
 
     SETTINGS.kinds = list(
         dict.fromkeys(setting(config, "citebench_adversarial", "adversarial", []))

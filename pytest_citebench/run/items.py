@@ -1,0 +1,262 @@
+"""pytest's view of suites: a suite manifest is a File, each task a Collector, each
+(item, model) a test whose id reads ``suites/reasons/nlp/suite.toml::indirect::<item>[<model>]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_citebench import api, jsonl, registry
+from pytest_citebench.errors import CitebenchError
+from pytest_citebench.suites import (
+    GOLD_FLAGS,
+    GOLD_VERIFIED,
+    Manifest,
+    Suite,
+    SuiteError,
+    load_suite,
+)
+
+if TYPE_CHECKING:
+    from pytest_citebench.results.record import ItemResult
+    from pytest_citebench.run.runner import Job
+    from pytest_citebench.run.session import CitebenchSession
+
+PROPERTY = "citebench"
+
+
+def case_record(report: pytest.TestReport) -> tuple[dict[str, Any], str] | None:
+    """The record a case's report carries, and the same as one JSON line; None for any other.
+
+    The record travels as that line, not as a dict: xdist ships every report through execnet's
+    pure-Python serializer, which took ~155 us a case for the record as a dict (both ends
+    together) and takes ~70 us for the text, JSON's dumps and loads included; the results file
+    writes the line as it is, and JUnit XML shows it as JSON, not as a Python repr.
+    """
+    for name, value in report.user_properties:
+        if name == PROPERTY and isinstance(value, str):
+            record = _parsed(value)
+            return (record, value) if isinstance(record, dict) else None
+    return None
+
+
+# The last line parsed, and what it parsed to. The controller asks twice for each report (its
+# status letter, then its record), with the same string object both times: the two parses took
+# ~1 s of the controller's CPU in a 14,848-case run. The line is held here, so its identity
+# cannot pass to another string.
+_LAST_PARSED: tuple[str, Any] = ("", None)
+
+
+def _parsed(line: str) -> Any:
+    global _LAST_PARSED
+    if _LAST_PARSED[0] is not line:
+        _LAST_PARSED = (line, json.loads(line))
+    return _LAST_PARSED[1]
+
+
+def citebench_session(config: pytest.Config) -> CitebenchSession:
+    """The run's state, kept in ``config.stash`` (never a module global)."""
+    from pytest_citebench.run.session import SESSION_KEY
+
+    return config.stash[SESSION_KEY]
+
+
+class SuiteFile(pytest.File):
+    """A ``suite.toml``: one collector per selected task, plus the variants a paper derives."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        session = citebench_session(self.config)
+        try:
+            suite = load_suite(self.path)
+            session.collection.add_suite(suite)
+        except SuiteError as exc:
+            # One failing test for a bad suite; a collection error would stop every other suite.
+            yield BadSuite.from_parent(self, name="invalid-suite", error=exc)
+            return
+        self.config.addinivalue_line("markers", f"{suite.manifest.marker}: suite {suite.name}")
+        for task in suite.manifest.tasks:
+            if session.collection.wants_task(task):
+                yield TaskGroup.from_parent(self, name=task, suite=suite)
+        for paper in registry.papers():
+            for variant in paper.variants:
+                # A paper's derived suites (REASONS: adversarial swaps), where they apply.
+                if variant.applies(suite.items):
+                    yield DerivedSuite.from_parent(
+                        self, name=variant.name, suite=suite, variant=variant
+                    )
+
+
+class DerivedSuite(pytest.Collector):
+    """The suite a paper's :class:`~pytest_citebench.api.Variant` derives; it reports as suite
+    ``<name>+<variant>``. (Not named ``Variant``: that is the paper's declaration, this the
+    collector of its items.)"""
+
+    def __init__(self, *, suite: Suite, variant: api.Variant, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.variant = variant
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        session = citebench_session(self.config)
+        name = f"{self.suite.name}+{self.name}"
+        derived = session.collection.derive(self.suite, self.variant)
+        items = [replace(d.item, suite=name) for d in derived if d.item is not None]
+        for skipped in (d for d in derived if d.item is None):
+            yield SkippedSwap.from_parent(self, name=skipped.original.id, reason=skipped.reason)
+        if items:
+            variant = Suite(replace(self.suite.manifest, name=name), items)
+            # Its own marker (reasons_nlp_swap_title), registered so --strict-markers accepts it.
+            self.config.addinivalue_line(
+                "markers", f"{variant.manifest.marker}: suite {name} ({self.name})"
+            )
+            for task in self.suite.manifest.tasks:
+                if session.collection.wants_task(task):
+                    yield TaskGroup.from_parent(self, name=task, suite=variant)
+
+
+class SkippedSwap(pytest.Item):
+    """An item a variant could not derive: skipped, with the reason, and counted."""
+
+    def __init__(self, *, reason: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reason = reason
+        self.add_marker("citebench")
+
+    def runtest(self) -> None:
+        pytest.skip(self.reason)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return (
+            self.path,
+            None,
+            f"{self.name} ({self.parent.name if self.parent else 'variant'} skipped)",
+        )
+
+
+class TaskGroup(pytest.Collector):
+    """One task of a suite: a case per (sample, model), ids shaped like parametrized tests'."""
+
+    def __init__(self, *, suite: Suite, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+
+    def collect(self) -> Iterator[pytest.Item]:
+        session = citebench_session(self.config)
+        task = registry.get(self.name)
+        for item in self.suite.items:
+            for model in session.models:
+                name = f"{item.id}[{model.name}]"
+                # An explicit nodeid lets pytest parse the [model] part as params, the way it
+                # does for parametrized tests, so --lf matches ids read back from its cache.
+                case = CaseItem.from_parent(
+                    self, name=name, nodeid=f"{self.nodeid}::{name}", manifest=self.suite.manifest
+                )
+                case.job = session.collection.make_job(
+                    case.nodeid, item, task, model, self.suite.manifest
+                )
+                # The gold audit's subsets (docs/audit.md): -m gold_verified runs the items read
+                # and found good; -m "not gold_suspect" skips those set apart before any call.
+                if item.fields.get(GOLD_VERIFIED):
+                    case.add_marker(GOLD_VERIFIED)
+                elif item.fields.get(GOLD_FLAGS):
+                    case.add_marker("gold_suspect")
+                yield case
+
+
+class CaseFailure(Exception):
+    """Carries the result to ``repr_failure``, which prints it instead of a traceback."""
+
+    def __init__(self, result: ItemResult, why: str) -> None:
+        super().__init__(why)
+        self.result = result
+        self.why = why
+
+
+class CaseItem(pytest.Item):
+    """One (sample, task, model) test; it fails only on an error, or hallucinated under
+    ``--citebench-strict``: every other outcome is a result, not a test failure."""
+
+    job: Job
+
+    def __init__(self, *, manifest: Manifest, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.manifest = manifest
+        self.add_marker("citebench")
+        self.add_marker(self.parent.name if self.parent else "citebench")
+        self.add_marker(manifest.marker)
+
+    def runtest(self) -> None:
+        session = citebench_session(self.config)
+        result = session.scheduler.result_for(self)
+        self.user_properties.append((PROPERTY, jsonl.dumps(result.to_record())))
+        if getattr(self.config.option, "xmlpath", None):
+            # Flat per-item pairs for JUnit XML: CI dashboards read <property> tags.
+            self.user_properties.append((f"{PROPERTY}.outcome", result.outcome))
+            if result.reason:
+                self.user_properties.append((f"{PROPERTY}.reason", result.reason))
+            if result.kind:
+                self.user_properties.append((f"{PROPERTY}.kind", result.kind))
+            for name, value in sorted(result.metrics.items()):
+                self.user_properties.append((f"{PROPERTY}.{name}", value))
+        if result.outcome == "error":
+            raise CaseFailure(result, "error")
+        if result.outcome == "hallucinated" and session.options.strict:
+            raise CaseFailure(result, "hallucinated (--citebench-strict)")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from pytest_citebench.reports.escape import terminal
+
+        if isinstance(excinfo.value, CaseFailure):
+            return terminal(describe(excinfo.value.result, excinfo.value.why))
+        if isinstance(excinfo.value, CitebenchError):
+            return terminal(str(excinfo.value))
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = self.job.item.line - 1
+        return (
+            self.manifest.items_file,
+            line,
+            f"{self.job.item.id} {self.job.task.name} on {self.job.model.name}",
+        )
+
+
+def describe(result: ItemResult, why: str) -> str:
+    """A failed case for a reader: expected against given, and the raw text only if it differs."""
+    lines = [f"{result.suite}::{result.item_id} [{result.task}] on {result.model}: {why}"]
+    if result.error:
+        lines.append(result.error)
+    else:
+        lines += [f"  expected: {result.expected}", f"  given:    {result.answer}"]
+        if result.reason:
+            lines.append(f"  why:      {result.reason}")
+        if result.raw_answer and result.raw_answer.strip() != result.answer:
+            lines.append(f"  raw:      {result.raw_answer.strip()[:500]}")
+        if result.metrics:
+            metrics = ", ".join(f"{k}={v:.3f}" for k, v in sorted(result.metrics.items()))
+            lines.append(f"  metrics:  {metrics}")
+    return "\n".join(lines)
+
+
+class BadSuite(pytest.Item):
+    """An invalid suite as one failing test pointing at the bad line, so other suites still run."""
+
+    def __init__(self, *, error: SuiteError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.add_marker("citebench")
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        hint = f"python -m pytest_citebench validate {self.path.parent}"
+        return f"invalid suite: {self.error}\n(check it with: {hint})"
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.error.path, (self.error.line - 1) if self.error.line else None, "invalid suite"
