@@ -7,6 +7,11 @@ the root keep their old import path for a while: importing one warns (``Deprecat
 and gives the module at its new place, the same object.
 
 May import: nothing from the package.
+
+PYTEST_DONT_REWRITE: this package is a pytest plugin, imported before any run a test starts
+in-process (pytester). With an editable install and the tests a package, such a run found the
+package on ``sys.path``, marked it for assertion rewriting too late and warned on every run
+(its asserts are none: nothing is lost).
 """
 
 from __future__ import annotations
