@@ -16,7 +16,8 @@ Two principles shape the code:
 
 One module per concept: ``reply`` (the final answer and the wrappers around it), ``abstention``
 (replies that answer nothing), ``prose`` (a sentence rather than a title), ``identifiers`` (DOIs
-and arXiv ids), ``titles``, ``title_match`` (the cited title inside a reply) and ``authors``.
+and arXiv ids), ``titles``, ``title_match`` (the cited title inside a reply), ``names`` (what a
+person's name looks like: surname particles, a line of nothing but people) and ``authors``.
 This package gives callers the names they use, wherever the rule lives.
 
 May import: nothing of the package (pure text rules).
