@@ -314,6 +314,31 @@ def _entry_authors(text: str) -> str | None:
     return ", ".join(lines) if lines else None
 
 
+_ENTRY_START = re.compile(
+    r"^\s*(?:\d+\s*[.)]\s*|\[\d+\]\s*)?(?:\*\*)?title(?:\*\*)?\s*:\s*(.*)$", re.I | re.M
+)
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _without_other_entries(text: str, title: str | None) -> str:
+    """A reply that answers, then lists the retrieved entries it was given ("...names\n1.
+    Title: <another paper>\nAuthors: ..."), is judged by its answer and by the entries of the
+    paper asked about: an entry whose title shares fewer than half its words with the asked
+    title is another paper shown as another paper, its authors not given as the answer's."""
+    first = _ENTRY_START.search(text)
+    if title is None or first is None or not text[: first.start()].strip():
+        return text  # no entries, or laid out as entries from the start (_entry_authors)
+    asked = {w.lower().rstrip("s") for w in _WORD.findall(title)}
+    kept = [text[: first.start()]]
+    starts = list(_ENTRY_START.finditer(text))
+    for entry, after in zip(starts, [*starts[1:], None], strict=True):
+        body = text[entry.start() : after.start() if after else len(text)]
+        words = {w.lower().rstrip("s") for w in _WORD.findall(entry.group(1))}
+        if words and 2 * len(words & asked) >= len(words):
+            kept += [m.group(1) for m in _ENTRY_AUTHORS.finditer(body)]  # its names, not its title
+    return "\n".join(part.rstrip("\n") for part in kept)
+
+
 def clean_authors(raw: str, title: str | None = None) -> str:
     """The author list a model gave, as "A, B, C": the lead-in, the title (``title``, the cited
     one, or a quoted one), list markers, "Dr."-style prose and trailing sentences removed;
@@ -322,6 +347,7 @@ def clean_authors(raw: str, title: str | None = None) -> str:
     bib = _bibtex_authors(text) or _entry_authors(text)
     if bib:
         return re.sub(r"\s+", " ", bib).strip()
+    text = _without_other_entries(text, title)
     lower = text == text.lower()  # the whole reply: "<author> is a ..." after a title is not
     inline = _names_in_prose(text)
     text = inline if inline is not None else _after_title(text, title)

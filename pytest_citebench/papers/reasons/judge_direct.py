@@ -25,6 +25,7 @@ from pytest_citebench.papers.reasons.identifiers import with_ids
 from pytest_citebench.papers.reasons.judgement import Judgement, Rule, first_judgement, short
 from pytest_citebench.parsing import clean_authors, final_text, has_letters, is_placeholder
 from pytest_citebench.parsing import find_title as _find_title
+from pytest_citebench.parsing.names import bare_names
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class AuthorsReply:
     raw: str
     sources: Sequence[str]
     instructions: Sequence[str]
+    corpus: frozenset[str] = frozenset()
+    corpus_tails: frozenset[str] = frozenset()
 
     @cached_property
     def text(self) -> str:
@@ -123,6 +126,39 @@ def invents_authors(r: AuthorsReply) -> Judgement | None:
     )
 
 
+def _whole_title(tail: str, corpus: frozenset[str]) -> str | None:
+    return next((t for t in sorted(corpus) if t.endswith(" " + tail)), None)
+
+
+def credits_them_to_another_paper(r: AuthorsReply) -> Judgement | None:
+    """The names laid out as a reference, another paper's title on the line right after them
+    (SmolLM2 under RAG: "<the gold authors>\nTransformer Generators with Convolutional
+    Discriminators\n2019-08-31 ..."): the reply gives them as that paper's authors, a wrong
+    citation whoever they are. Only a whole line that is the title of a paper of the suite's
+    corpus (or that title without its first word or two), not the asked one, right under a line
+    of names, counts: an aside in prose about another paper, or a title set apart by a blank
+    line (a heading for the retrieved context pasted back), is not judged."""
+    if not r.corpus:
+        return None
+    cited = normalize(str(r.item["cited_title"]))
+    lines = r.final.splitlines()
+    for before, line in zip(["", *lines], lines, strict=False):
+        if not bare_names(before.strip().rstrip(",")):
+            continue  # a reference line follows its names at once; a block of its own does not
+        title = normalize(line.strip(" *_\"'“”.,;:"))
+        known = title in r.corpus or title in r.corpus_tails
+        if title and title != cited and known and len(title.split()) >= 3:
+            # Cut at its start, it names the corpus paper whose title it ends: that one's kind.
+            whole = title if title in r.corpus else _whole_title(title, r.corpus)
+            return Judgement(
+                "hallucinated",
+                f"gives the names as another paper's authors: {short(line.strip())}",
+                r.answer,
+                wrong_title=whole or line.strip(),
+            )
+    return None
+
+
 def names_every_gold_author(r: AuthorsReply) -> Judgement | None:
     if r.verdict.matched == r.verdict.gold:
         return Judgement("correct", f"the same {r.verdict.gold} author(s) as the gold", r.answer)
@@ -148,14 +184,23 @@ RULES: tuple[Rule[AuthorsReply], ...] = (
     placeholder_among_words,
     no_name_like_span,
     invents_authors,
+    credits_them_to_another_paper,
     names_every_gold_author,
     names_some_gold_authors,
 )
 
 
 def judge_direct(
-    item: Sample, raw: str, sources: Sequence[str], instructions: Sequence[str]
+    item: Sample,
+    raw: str,
+    sources: Sequence[str],
+    instructions: Sequence[str],
+    corpus: frozenset[str] = frozenset(),
+    corpus_tails: frozenset[str] = frozenset(),
 ) -> Judgement:
-    """The outcome of a direct reply that is not a 'pass', its identifiers checked."""
-    judgement = first_judgement(RULES, AuthorsReply(item, raw, sources, instructions))
+    """The outcome of a direct reply that is not a 'pass', its identifiers checked; ``corpus``
+    holds the normalized titles of the suite's corpus and ``corpus_tails`` those titles cut at
+    their start (a line naming one is read)."""
+    reply = AuthorsReply(item, raw, sources, instructions, corpus, corpus_tails)
+    judgement = first_judgement(RULES, reply)
     return with_ids(judgement, item, final_text(raw))

@@ -63,9 +63,8 @@ def _system_names_of(path: str) -> dict[str, str]:
         title = record.get("title")
         if not isinstance(title, str):
             continue
-        head, colon, _ = title.partition(":")
-        name = head.strip()
-        if colon and _SYSTEM_NAME.fullmatch(name):
+        name, is_name = _system_name(title)
+        if is_name:
             key = name.casefold()
             found[key] = title if key not in found else None
     return {k: v for k, v in found.items() if v is not None}
@@ -79,8 +78,48 @@ def corpus_system_names(path: str | None) -> dict[str, str]:
 
 
 #: A system's name: one word of three characters or more with a capital after its first
-#: letter or a digit ("GAN2X", "BERT", "PointNet", "S2HAND"), so an ordinary word is none.
-_SYSTEM_NAME = re.compile(r"(?=\w*(?:[0-9]|[A-Za-z][A-Z]))[A-Za-z][\w\-]{2,}")
+#: letter or a digit ("GAN2X", "BERT", "PointNet", "S2HAND"), so an ordinary word is none; a
+#: version may follow ("MultiWOZ 2.1").
+_SYSTEM_NAME = re.compile(
+    r"(?=\w*(?:[0-9]|[A-Za-z][A-Z]))[A-Za-z][\w\-]{2,}(?:\s+v?\d+(?:\.\d+)*)?"
+)
+
+
+def _system_name(title: str) -> tuple[str, bool]:
+    """The name before a title's colon or dash ("MultiWOZ 2.1: A Consolidated ...",
+    "MultiWOZ - A Large-Scale ..."), and whether it is a system's name."""
+    head = re.split(r"\s*:\s+|\s+[-–—]\s+", title, maxsplit=1)
+    name = head[0].strip()
+    return name, len(head) == 2 and _SYSTEM_NAME.fullmatch(name) is not None
+
+
+# The subject a prose reply opens with ("The MultiWOZ 2.1 dataset is ...", "GAN2X is ..."):
+# what it says the cited work is.
+_OPENING_SUBJECT = re.compile(
+    r"^\W*(?:the\s+)?(" + _SYSTEM_NAME.pattern + r")\s+(?:(?:dataset|model|method|framework|"
+    r"benchmark|system|approach|algorithm|corpus|architecture|network|paper|library)\b|"
+    r"(?:is|was)\b)",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _title_tails_of(path: str) -> frozenset[str]:
+    tails: set[str] = set()
+    for title in _titles_of(path):
+        words = title.split()
+        tails.update(" ".join(words[k:]) for k in (1, 2) if len(words) - k >= 4)
+    return frozenset(tails)
+
+
+def corpus_title_tails(path: str | None) -> frozenset[str]:
+    """The corpus titles with their first word or two left out, four words or more kept: a
+    title copied without its opening ("Transformer Generators with Convolutional
+    Discriminators" of "Combining Transformer Generators ...") still names that paper."""
+    try:
+        return _title_tails_of(path) if path else frozenset()
+    except (OSError, ValueError):
+        return frozenset()
 
 
 def corpus_titles(path: str | None) -> frozenset[str]:
@@ -536,7 +575,8 @@ def names_a_corpus_paper(r: TitleReply) -> Judgement | None:
 
 def names_a_corpus_paper_by_its_system(r: TitleReply) -> Judgement | None:
     """Prose that quotes a system's name as what the cited paper is about ('The method is
-    described as "GAN2X"'), the name of exactly one paper of the suite's corpus other than the
+    described as "GAN2X"'), or opens with it as its subject ("The MultiWOZ 2.1 dataset is
+    ..."), the name of exactly one paper of the suite's corpus other than the
     gold and not a word of the prompt's sentence or citing title: it names that paper, wrongly
     (the gold's own system name is *partial*, ``names_the_gold_in_part``). Quoting the gold's
     name beside it, or two papers' names, settles on none."""
@@ -546,10 +586,11 @@ def names_a_corpus_paper_by_its_system(r: TitleReply) -> Judgement | None:
     if not systems:
         return None
     prompt = f"{r.sentence} {r.citing}".casefold()
-    gold_name = r.gold.partition(":")[0].strip().casefold()
+    gold_name = _system_name(r.gold)[0].casefold()
     named = set()
-    for quote in r.quoted:
-        word = quote.strip(" .,;:!?*_").casefold()
+    opening = _OPENING_SUBJECT.match(r.flat)
+    for quote in [*r.quoted, *([opening.group(1)] if opening else [])]:
+        word = " ".join(quote.strip(" .,;:!?*_").split()).casefold()
         if word == gold_name:
             return None
         if word in systems and not re.search(rf"(?<!\w){re.escape(word)}(?!\w)", prompt):

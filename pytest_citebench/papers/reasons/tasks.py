@@ -35,7 +35,11 @@ from pytest_citebench.metrics.text import same_title
 from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
 from pytest_citebench.papers.reasons.echoes import repeats_the_prompt
 from pytest_citebench.papers.reasons.judge_direct import judge_direct
-from pytest_citebench.papers.reasons.judge_indirect import judge_indirect
+from pytest_citebench.papers.reasons.judge_indirect import (
+    corpus_title_tails,
+    corpus_titles,
+    judge_indirect,
+)
 from pytest_citebench.papers.reasons.judgement import Judgement
 from pytest_citebench.papers.reasons.kinds import kind_of
 from pytest_citebench.papers.reasons.prompts import (
@@ -441,8 +445,10 @@ class Direct(_Reasons):
         instructions: list[str],
         corpus: str | None,
     ) -> Judgement:
-        # The corpus tells titles apart; author lists need none.
-        return judge_direct(item, raw, sources, instructions)
+        # The corpus tells a title written beside the names (another paper's?) apart.
+        return judge_direct(
+            item, raw, sources, instructions, corpus_titles(corpus), corpus_title_tails(corpus)
+        )
 
 
 class Escalating(_Reasons):

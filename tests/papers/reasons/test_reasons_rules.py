@@ -27,6 +27,8 @@ GOLD = {
 }
 #: A paper of the suite's corpus that is not the gold.
 CORPUS_PAPER = "If beam search is the answer, what was the question?"
+#: A corpus paper a direct reply may write beside the names, as a reference line.
+SURVEY_PAPER = "GANs: A Survey of Generative Adversarial Networks"
 #: The cited paper's abstract, as the sid escalation gives it.
 ABSTRACT = (
     "Trust region methods guarantee monotonic improvement of the policy under a bound on each "
@@ -58,6 +60,12 @@ DIRECT_CASES = {
     ),
     "no_name_like_span": ("OpenAI", "unanswered", "no name-like span"),
     "invents_authors": ("John Schulman, Tom Dean", "hallucinated", "1 author(s) not in the gold"),
+    # SmolLM2 under RAG: the right names, then another (corpus) paper's title as a reference line
+    "credits_them_to_another_paper": (
+        GOLD["cited_authors"] + "\nGANs: A Survey of Generative Adversarial Networks\n2019-08-31",
+        "hallucinated",
+        "gives the names as another paper's authors",
+    ),
     "names_every_gold_author": (GOLD["cited_authors"], "correct", "the same 5 author(s)"),
     "names_some_gold_authors": ("John Schulman, Pieter Abbeel", "partial", "names 2 of 5"),
 }
@@ -173,15 +181,17 @@ def test_every_rule_has_a_case_in_this_file() -> None:
 
 
 @pytest.mark.parametrize("rule", list(DIRECT_CASES))
-def test_each_direct_rule_judges_its_own_case(rule: str) -> None:
+def test_each_direct_rule_judges_its_own_case(rule: str, tmp_path: Any) -> None:
     raw, outcome, reason = DIRECT_CASES[rule]
+    corpus = tmp_path / "corpus.jsonl"
+    papers = [{"id": "p1", "title": CORPUS_PAPER}, {"id": "p3", "title": SURVEY_PAPER}]
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in papers))
     task, item = Direct(), Sample("test/suite", "item-1", GOLD, 1)
     sources, instructions = task.prompt_texts(item)
-    assert (
-        first_rule(judge_direct.RULES, judge_direct.AuthorsReply(item, raw, sources, instructions))
-        == rule
-    )
-    score = task.score(item, Attempt((task.parse("direct", raw),)))
+    titles = judge_indirect.corpus_titles(str(corpus))
+    reply = judge_direct.AuthorsReply(item, raw, sources, instructions, titles)
+    assert first_rule(judge_direct.RULES, reply) == rule
+    score = task.score(item, Attempt((task.parse("direct", raw),), corpus=str(corpus)))
     assert (score.outcome, score.reason[: len(reason)]) == (outcome, reason), score.reason
 
 
