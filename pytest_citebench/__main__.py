@@ -60,6 +60,13 @@ def _run() -> int:
     except CitebenchError as exc:  # a broken paper package, say: the message, not a traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `... audit --json | head`: the reader has what it wanted. No traceback, and nothing
+        # more written at exit (Python's own advice: point stdout at devnull).
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

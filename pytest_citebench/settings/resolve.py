@@ -254,7 +254,18 @@ class Options:
 
 
 def _path_option(config: pytest.Config, name: str) -> Path | None:
+    """The path an option names; an empty one (``--citebench-markdown "$GITHUB_STEP_SUMMARY"``
+    outside GitHub Actions, where the variable is unset) writes nothing, and says so."""
     value = config.getoption(name)
+    if value == "":
+        flag = "--" + name.replace("_", "-")
+        config.issue_config_time_warning(
+            pytest.PytestConfigWarning(
+                f"{flag} was given an empty path (an unset variable, such as "
+                "$GITHUB_STEP_SUMMARY outside GitHub Actions?): nothing is written for it"
+            ),
+            stacklevel=2,
+        )
     return Path(value) if value else None
 
 

@@ -253,6 +253,19 @@ def test_html_sections_appear_only_with_their_data_and_text_is_escaped() -> None
     assert page.count("<svg") >= 6
 
 
+def test_an_empty_report_path_writes_nothing_and_says_so(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """The README's CI line outside GitHub Actions: ``--citebench-markdown "$GITHUB_STEP_SUMMARY"``
+    with the variable unset is an empty path. A fresh-clone walk saw no Markdown and no word."""
+    result = pytester.runpytest(
+        "--citebench", "--citebench-markdown", "", "-p", "no:cacheprovider", "-W", "default"
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*--citebench-markdown was given an empty path*"])
+    assert not list(pytester.path.glob("*.md"))
+
+
 def test_markdown_summary_and_step_summary_append(tmp_path: Path, monkeypatch: Any) -> None:
     records = [_record(f"i{i}", "correct") for i in range(5)] + [
         _record("bad", "hallucinated", answer="a | pipe", expected="gold\nline")

@@ -4,6 +4,7 @@ labels, the suite fields, and what a run does with a suspect gold."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -372,3 +373,26 @@ def test_baseline_compare_sets_suspect_items_apart_unless_told(
     counted = capsys.readouterr().out
     assert " 30 " in apart and " 31 " not in apart
     assert " 31 " in counted
+
+
+def test_audit_json_piped_into_a_reader_that_stops_early_is_no_traceback() -> None:
+    """``audit --json | head``: the reader closes the pipe after a line (a fresh-clone walk saw
+    a BrokenPipeError traceback)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest_citebench", "audit", "--json", "suites/reasons"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert json.loads(first)["suite"].startswith("reasons/")
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
