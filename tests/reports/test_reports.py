@@ -258,9 +258,7 @@ def test_an_empty_report_path_writes_nothing_and_says_so(
 ) -> None:
     """The README's CI line outside GitHub Actions: ``--citebench-markdown "$GITHUB_STEP_SUMMARY"``
     with the variable unset is an empty path. A fresh-clone walk saw no Markdown and no word."""
-    result = pytester.runpytest(
-        "--citebench", "--citebench-markdown", "", "-p", "no:cacheprovider", "-W", "default"
-    )
+    result = pytester.runpytest("--citebench", "--citebench-markdown", "", "-p", "no:cacheprovider")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*--citebench-markdown was given an empty path*"])
     assert not list(pytester.path.glob("*.md"))
