@@ -541,6 +541,12 @@ def names_the_gold_in_part(r: TitleReply) -> Judgement | None:
     return Judgement("correct", "the gold's main title, without its subtitle", r.title)
 
 
+def _people(names: str) -> list[str]:
+    """A list of names as its words, the list's "and" / "&" left out ("A, B, and C" = "A, B,
+    C")."""
+    return [w for w in normalize(names.replace("&", " and ")).split() if w != "and"]
+
+
 def copies_what_it_was_given(r: TitleReply) -> Judgement | None:
     """A "title" that is what an escalation gave, quoted back: a run of eight words or more of
     the cited paper's abstract ('a paper titled "Time-series data with missing values are
@@ -555,7 +561,7 @@ def copies_what_it_was_given(r: TitleReply) -> Judgement | None:
     abstract, authors = shown.get("cited_abstract"), shown.get("cited_authors")
     if abstract and runs_of(r.title, [abstract]):
         return Judgement("unanswered", f"copies the abstract it was given: {short(r.title)}", "")
-    if authors and normalize(r.title) == normalize(authors):
+    if authors and _people(r.title) == _people(authors):
         return Judgement("unanswered", f"copies the names it was given: {short(r.title)}", "")
     return None
 

@@ -173,6 +173,10 @@ def test_a_title_copied_from_the_abstract_the_escalation_gave(title: str, outcom
         ('I\'m sorry for any confusion. "Yujin Chen, Zhigang Tu, Di Kang, Linchao Bao" is a title '
          "that refers to Yujin Chen, who is the author of the research paper it is cited to.",
          "unanswered"),
+        # (hci 1904.11950v1-s13, read through the plugin after scorer 6 first landed) the names
+        # given back in prose, with "and" before the last
+        ("The author is Yujin Chen, Zhigang Tu, Di Kang, and Linchao Bao. The paper was published "
+         "in the Journal of Neural Networks (JNZ) on November 2019.", "unanswered"),
         ('The sentence is referencing a paper titled "Time-series data with missing values are '
          'commonly encountered in many fields, such as healthcare" which discusses imputation.',
          "unanswered"),
