@@ -17,13 +17,14 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pytest_citebench.doi.extract import normalize_doi
 from pytest_citebench.doi.offline import load_recordings
 from pytest_citebench.doi.records import RawResponse
+from pytest_citebench.testing.loopback import LoopbackServer
 
 __all__ = ["RecordedResponseServer", "route"]
 
@@ -52,7 +53,7 @@ def route(path: str) -> tuple[str, str] | None:
     return None
 
 
-class RecordedResponseServer:
+class RecordedResponseServer(LoopbackServer):
     """Serves recordings keyed by (source, DOI); repeated requests walk through the list.
 
     Unrecorded requests get 501, which the Resolver classifies as an error -- never a silent
@@ -71,8 +72,6 @@ class RecordedResponseServer:
         #: (raw request path with query, request headers) of every request, for assertions.
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @classmethod
     def from_dirs(cls, *dirs: str | os.PathLike[str]) -> RecordedResponseServer:
@@ -99,14 +98,6 @@ class RecordedResponseServer:
         with self._lock:
             self.hits.clear()
             self.requests.clear()
-
-    @property
-    def root(self) -> str:
-        """Base URL of the running server (its port is picked by the OS at ``start``)."""
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
 
     def resolver_kwargs(self) -> dict[str, Any]:
         """Base-URL keyword arguments that point a :class:`Resolver` at this server."""
@@ -160,21 +151,4 @@ class RecordedResponseServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Idempotent; frees the port."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> RecordedResponseServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return self._serve(Handler)

@@ -25,9 +25,11 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from pytest_citebench.testing.loopback import LoopbackServer
 
 __all__ = ["RecordedSearchServer"]
 
@@ -38,7 +40,7 @@ def _titles(source: str, work: Mapping[str, Any]) -> list[str]:
     return [str(t) for t in work.get("title") or [] if isinstance(t, str)]
 
 
-class RecordedSearchServer:
+class RecordedSearchServer(LoopbackServer):
     """Serves search results built from recorded works; see the module docstring."""
 
     def __init__(
@@ -57,7 +59,6 @@ class RecordedSearchServer:
         self.min_score = min_score
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
 
     @classmethod
     def from_dirs(cls, *dirs: str | os.PathLike[str], **kwargs: Any) -> RecordedSearchServer:
@@ -110,14 +111,6 @@ class RecordedSearchServer:
             },
         }
 
-    @property
-    def root(self) -> str:
-        """Base URL of the running server: ``<root>/openalex`` and ``<root>/crossref``."""
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
     def search_kwargs(self) -> dict[str, str]:
         """Keyword arguments that point a ``TitleSearch`` at this server."""
         return {"openalex_url": f"{self.root}/openalex", "crossref_url": f"{self.root}/crossref"}
@@ -166,20 +159,4 @@ class RecordedSearchServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        """Idempotent; frees the port."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> RecordedSearchServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return self._serve(Handler)
