@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -115,6 +117,56 @@ class NamedTemplate:
     def render(self, **values: str) -> str:
         """Fill ``$name`` placeholders (braces need no escaping); a missing value raises."""
         return string.Template(self.text).substitute(values)
+
+
+@dataclass(frozen=True)
+class ShownPaper:
+    """A paper a retrieval wrapper put in a prompt, under the number the model may cite it by.
+
+    A model under RAG may answer "The answer is [2]": only the numbered list it was shown says
+    which paper that is, and the list lives in the prompt the wrapper built, not in the task's.
+    """
+
+    rank: int
+    title: str
+    authors: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "title": self.title, "authors": self.authors}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ShownPaper:
+        return cls(int(data["rank"]), str(data["title"]), str(data["authors"]))
+
+
+# The list the calls made inside ``papers_shown`` fill. A context variable, not an argument: the
+# model's interface stays "messages in, text out", and every model between a task and the
+# retrieval wrapper passes the call on unchanged. The value is a list shared by reference, so a
+# call run in another asyncio task or a thread (each copies the context) still fills it.
+_SHOWN: ContextVar[list[ShownPaper] | None] = ContextVar("citebench_shown_papers", default=None)
+
+
+@contextmanager
+def papers_shown() -> Iterator[list[ShownPaper]]:
+    """The papers a retrieval wrapper showed the model in the calls made inside this block.
+
+    A task wraps one ``generate`` call in it, to judge a reply that cites by number; without a
+    retrieval wrapper the list stays empty.
+    """
+    sink: list[ShownPaper] = []
+    token = _SHOWN.set(sink)
+    try:
+        yield sink
+    finally:
+        _SHOWN.reset(token)
+
+
+def show_papers(papers: Sequence[ShownPaper]) -> None:
+    """Called by a retrieval wrapper with the numbered papers this call's prompt shows (the
+    latest call's list replaces an earlier one's); a no-op when no task is collecting."""
+    sink = _SHOWN.get()
+    if sink is not None:
+        sink[:] = papers
 
 
 # --------------------------------------------------------------------------- what a task returns

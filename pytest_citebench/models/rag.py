@@ -10,12 +10,13 @@ every report row say which one answered.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pytest_citebench.api import Hint, Message, NamedTemplate
+from pytest_citebench.api import Hint, Message, NamedTemplate, ShownPaper, show_papers
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models import Model, Traits
 
@@ -44,6 +45,30 @@ def format_papers(hits: Sequence[object]) -> str:
             )
         )
     return "\n\n".join(entries)
+
+
+# An entry as PAPER_ENTRY writes it, read up to its abstract; a title may hold a line break
+# (arXiv's own titles do).
+_ENTRY = re.compile(
+    "^"
+    + re.escape(PAPER_ENTRY.text.split("$abstract")[0])
+    .replace(re.escape("$rank"), r"(\d+)")
+    .replace(re.escape("$title"), "(.*?)")
+    .replace(re.escape("$authors"), "(.*?)"),
+    re.S | re.M,
+)
+
+
+def read_papers(messages: Sequence[Message]) -> list[ShownPaper]:
+    """The numbered papers the last retrieved context in a conversation shows, read back from
+    the messages as sent (a cassette's request, an answerer's prompt): what "[2]" meant for
+    answers recorded without the list beside them."""
+    head = RAG_CONTEXT.text.split("$papers", 1)[0]
+    contexts = [m.content for m in messages if m.role == "user" and m.content.startswith(head)]
+    if not contexts:
+        return []
+    found = _ENTRY.findall(contexts[-1][len(head) :])
+    return [ShownPaper(int(rank), title, authors) for rank, title, authors in found]
 
 
 def augment(messages: Sequence[Message], context: str) -> list[Message]:
@@ -99,4 +124,11 @@ class RagModel(Model):
         retriever = get_retriever(RETRIEVER[self.kind], hint.corpus)
         query = " ".join([hint.query, *hint.extra.values()])
         hits = await asyncio.to_thread(retriever.search, query, k=self.k)
+        # The task judging the reply learns what "[2]" is (a reply may cite by number).
+        show_papers(
+            [
+                ShownPaper(rank, hit.paper.title, hit.paper.authors)
+                for rank, hit in enumerate(hits, start=1)
+            ]
+        )
         return await self.base.complete(augment(messages, format_papers(hits)), hint=hint)

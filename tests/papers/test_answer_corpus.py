@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_citebench import registry
-from pytest_citebench.api import OUTCOMES, Hint, ItemScore, Message, Sample
+from pytest_citebench.api import OUTCOMES, Hint, ItemScore, Message, Sample, ShownPaper, show_papers
 from pytest_citebench.suites import load_manifest
 from tests.conftest import REPO
 
@@ -69,6 +69,8 @@ def score_record(record: dict[str, Any]) -> ItemScore:
     raw = record["raw_answer"]
 
     async def generate(messages: Sequence[Message], *, hint: Hint) -> str:
+        # A reply under RAG was given a numbered list of papers: the retrieval wrapper's part.
+        show_papers([ShownPaper.from_json(p) for p in record.get("shown", ())])
         return str(raw)
 
     attempt = asyncio.run(task.solve(item, generate, suite_corpus=_corpus_file(record["suite"])))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from pytest_citebench.api import (
@@ -25,9 +26,11 @@ from pytest_citebench.api import (
     Records,
     Sample,
     ScoredStage,
+    ShownPaper,
     Stage,
     Stat,
     Task,
+    papers_shown,
 )
 from pytest_citebench.metrics.attribution import bleu4, token_f1
 from pytest_citebench.metrics.hallucination import hr_code, hr_paper
@@ -49,6 +52,7 @@ from pytest_citebench.papers.reasons.prompts import (
     INDIRECT_ESCALATION,
     INDIRECT_SYSTEM,
 )
+from pytest_citebench.papers.reasons.ranks import SHOWN_KEY, cited_by_rank, shown_papers
 from pytest_citebench.parsing import clean_authors, clean_title, has_letters, is_abstention
 from pytest_citebench.parsing.reply import answer_after_reasoning
 
@@ -58,8 +62,10 @@ PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Bench
 #: raw answer another outcome or metric (other papers' baselines stay comparable). 5: every
 #: hallucinated record carries its kind of wrong citation, with the evidence in its reason. 6:
 #: the layouts SmolLM2 writes under RAG (a second paragraph of names, a named thing listed as an
-#: author, a retrieved paper's system name quoted) and an abstract quoted back as a title.
-SCORER_VERSION = "6"
+#: author, a retrieved paper's system name quoted) and an abstract quoted back as a title. 7: a
+#: reply under RAG that cites the retrieved papers by number alone ("[3] [1]") names the papers
+#: shown under those numbers (``ranks``).
+SCORER_VERSION = "7"
 
 REASONS_METRICS: Mapping[str, MetricSpec] = {
     # The kinds of a hallucinated answer (kinds.py): shares of the scored items, as the core
@@ -196,6 +202,25 @@ def stage(name: str, raw: str, clean: object) -> Stage:
     return Stage(name=name, raw=raw, answer=answer, abstained=abstained)
 
 
+async def ask(
+    generate: Generate, messages: Sequence[Message], hint: Hint
+) -> tuple[str, list[ShownPaper]]:
+    """One model call, with the papers a retrieval wrapper numbered in its prompt (none without
+    one): a reply may cite them by number (``ranks``)."""
+    with papers_shown() as shown:
+        raw = await generate(messages, hint=hint)
+    return raw, list(shown)
+
+
+def with_shown(parsed: Stage, shown: Sequence[ShownPaper]) -> Stage:
+    """The stage with the papers its prompt showed kept beside its raw text, so that a rescore,
+    which calls no model, still knows what "[2]" was."""
+    if not shown:
+        return parsed
+    details = {SHOWN_KEY: [p.to_json() for p in shown]}
+    return ScoredStage(parsed.name, parsed.raw, parsed.answer, parsed.abstained, details)
+
+
 _STAGE_GIVEN = {"abstract": "cited_abstract", "authors": "cited_authors"}
 
 
@@ -293,16 +318,25 @@ class _Reasons(Task):
             return Judgement(
                 "unanswered", "written in another script, no title or names in Latin", ""
             )
-        return self.judge_answer(item, raw, sources, instructions, corpus)
+        verdict = self.judge_answer(item, raw, sources, instructions, corpus)
+        if verdict.outcome != "unanswered" or not isinstance(stage, ScoredStage):
+            return verdict
+        # Numbers alone ("The answer is: [3] [1]") name the retrieved papers shown under them.
+        cited = cited_by_rank(raw, shown_papers(stage.details))
+        if cited is None:
+            return verdict
+        if not cited.found:
+            return Judgement("unanswered", f"{cited.note()}: names no paper", "")
+        read = self.judge_answer(item, cited.text(self.answers), sources, instructions, corpus)
+        return replace(read, reason=f"{cited.note()}: {read.reason}")
 
     def hint(self, item: Sample, corpus: str | None, **extra: str) -> Hint:
         return Hint(self.kind, item[self.query_field], item.suite, corpus, extra, self.answers)
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
-        raw = await generate(self.messages(item), hint=self.hint(item, suite_corpus))
-        return await self.looked_up(
-            item, Attempt((self.parse(self.kind, raw),), corpus=suite_corpus)
-        )
+        raw, shown = await ask(generate, self.messages(item), self.hint(item, suite_corpus))
+        first = with_shown(self.parse(self.kind, raw), shown)
+        return await self.looked_up(item, Attempt((first,), corpus=suite_corpus))
 
     async def looked_up(self, item: Sample, attempt: Attempt) -> Attempt:
         """The attempt with a live title lookup on its final stage, when the run asked for one
@@ -483,8 +517,8 @@ class Escalating(_Reasons):
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         messages = self.messages(item)
-        raw = await generate(messages, hint=self.hint(item, suite_corpus))
-        stages = [self.parse(self.kind, raw)]
+        raw, shown = await ask(generate, messages, self.hint(item, suite_corpus))
+        stages = [with_shown(self.parse(self.kind, raw), shown)]
         given: dict[str, str] = {}
         for step in self.steps:
             if not self._escalate(item, stages[-1], suite_corpus):
@@ -496,8 +530,8 @@ class Escalating(_Reasons):
                 Message("assistant", stages[-1].raw),
                 Message("user", template.render(value=given[step])),
             ]
-            raw = await generate(messages, hint=self.hint(item, suite_corpus, **given))
-            stages.append(self.parse(step, raw))
+            raw, shown = await ask(generate, messages, self.hint(item, suite_corpus, **given))
+            stages.append(with_shown(self.parse(step, raw), shown))
         return await self.looked_up(item, Attempt(tuple(stages), corpus=suite_corpus))
 
 
