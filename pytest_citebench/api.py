@@ -226,6 +226,10 @@ class ItemScore:
     # For a *hallucinated* item of a task that tells wrong citations apart (``KIND_METRICS``
     # among its metrics): which kind, its evidence said in ``reason``; None otherwise.
     kind: HallucinationKind | None = None
+    # The answer the verdict was reached on, when it is not the final stage's parse (a reply
+    # naming two titles, the second judged its answer): the record shows this one, so that its
+    # answer and its reason name the same thing. None: the stage's parse is the answer.
+    answer: str | None = None
 
 
 def stage_dicts(attempt: Attempt) -> list[dict[str, Any]]:

@@ -172,7 +172,7 @@ def rescore_record(
         outcome=score.outcome,
         expected=score.expected,
         metrics=dict(score.metrics),
-        answer=attempt.final.answer,
+        answer=attempt.final.answer if score.answer is None else score.answer,
         stages=[asdict(s) for s in attempt.stages],
         reason=score.reason or out.get("reason", ""),
         scorer_version=task.scorer_version,

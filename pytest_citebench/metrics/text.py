@@ -185,9 +185,20 @@ def title_words(text: str) -> list[str]:
     return normalize(text.replace("&", " and ")).split()
 
 
+# A note on which version of the paper a title names, not a word of the title: "... with
+# Gremlin (Extended Version)" is the paper "... with Gremlin".
+_VERSION_NOTE = re.compile(
+    r"\s*[(\[]\s*(?:(?:extended|full|long|short|journal|conference|arxiv|student|invited|"
+    r"camera[- ]ready)\s+(?:version|abstract|paper)|extended|technical\s+report|tech\.?\s+report|"
+    r"preprint|supplementary\s+material)\s*[)\]]\s*\.?\s*$",
+    re.IGNORECASE,
+)
+
+
 @functools.lru_cache(maxsize=16384)
 def same_title(answer: str, gold: str) -> bool:
-    """The same paper's title, written another way: normalized equal ("&" = "and"); equal with
+    """The same paper's title, written another way: normalized equal ("&" = "and"), a version
+    note at its end left out ("(Extended Version)"); equal with
     the spaces removed (a hyphenated compound joined or split: "Nonautoregressive" =
     "Non-Autoregressive"); or per-word spelling variants (British/American, singular/plural).
 
@@ -196,7 +207,7 @@ def same_title(answer: str, gold: str) -> bool:
     and equal only after the spelling key (a fixed table of British endings, and a plural "s",
     "es" or "ies"); "Nets" never meets "Networks", nor "Demonstration" a longer title.
     """
-    a, b = title_words(answer), title_words(gold)
+    a, b = title_words(_VERSION_NOTE.sub("", answer)), title_words(_VERSION_NOTE.sub("", gold))
     if not a or not b:
         return False
     if a == b or "".join(a) == "".join(b):

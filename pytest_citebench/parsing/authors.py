@@ -63,7 +63,8 @@ _DEGREE = re.compile(
 # A full stop after a word (never an initial), or after a two-letter surname ("Li", "Wu", "Xu")
 # when a sentence plainly starts after it ("..., Chenliang Li. I'm highly confident").
 _NEXT_SENTENCE = r"(?:I|I'm|I’m|It|Its|This|That|The|These|My|We|Note|All|Both|Each)\b"
-_LIST_BULLET = re.compile(r"^\s*(?:[-*•+–·]|\d+\s*[.)](?!\d)|\(\d+\))\s*")
+# A list's bullet or number, or an IEEE reference's "[1]".
+_LIST_BULLET = re.compile(r"^\s*(?:[-*•+–·]|\d+\s*[.)](?!\d)|\(\d+\)|\[\d+\])\s*")
 _LETTER_ITEM = re.compile(r"^\s*[A-Z][.)]\s+(?=[^\s.]{2,})")
 _AUTHOR_CONNECTOR = re.compile(
     r"^[\s\"'”’»」》*_]*[,.]?\s*(?:\(\s*" + _YEAR + r"\s*\)\s*[,.]?\s*)?"

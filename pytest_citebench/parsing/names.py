@@ -14,8 +14,13 @@ import re
 _PARTICLES_TEXT = "van von der den de del della di da dos das du la le ten ter bin ibn al el st mac"
 SURNAME_PARTICLES = frozenset(_PARTICLES_TEXT.split())
 
+# A capital, Latin letters with diacritics included ("Łukasz", "Åsa", "Đặng").
+_CAPITAL = "[A-ZÀ-ÖØ-ÞĀ-ſ]"
 _BARE_NAME = re.compile(
-    r"[A-Z][\w'’\-]*\.?(?:\s+(?:[A-Z][\w'’\-]*\.?|"
+    _CAPITAL
+    + r"[\w'’\-]*\.?(?:\s+(?:"
+    + _CAPITAL
+    + r"[\w'’\-]*\.?|"
     + "|".join(sorted(SURNAME_PARTICLES))
     + r")){1,4}"
 )

@@ -49,9 +49,11 @@ _LEADING_LABEL = re.compile(
 _LIST_MARKER = re.compile(r"^\s*(?:\*(?=\s)|[•+]|-|\d+\s*[.)](?!\d)|\(\d+\)|[a-z][.)](?=\s))\s*")
 _MARKDOWN_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|>\s*)+")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(.+?)\1")
-# "pass ... on second thought: X": the last revision marker starts the final answer.
+# "pass ... on second thought: X": the last revision marker starts the final answer; in prose,
+# "..., so my best guess is: X" too.
 _REVISION = re.compile(
-    r"(?:^|(?<=[.!?;\n])|(?<=\bpass\b))\s*[\"'*_]*\s*(?:on\s+second\s+thoughts?|actually|wait|"
+    r"(?:^|(?<=[.!?;\n])|(?<=\bpass\b)|(?<=\bso)|(?<=\bthus)|(?<=\bhence)|(?<=\btherefore)|(?<=,))"
+    r"\s*[\"'*_]*\s*(?:on\s+second\s+thoughts?|actually|wait|"
     r"correction|(?:my\s+)?final\s+answer(?:\s+is)?|(?:my\s+)?best\s+guess(?:\s+is)?|"
     r"(?:so\s+|therefore\s+)?my\s+answer\s+(?:is|would\s+be)(?:\s+therefore)?|"
     r"scratch\s+that)\s*[:,\-–—]\s*",

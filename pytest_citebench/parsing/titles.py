@@ -12,6 +12,7 @@ import re
 from pytest_citebench.parsing.identifiers import _PAREN_ID, _TITLE_ID
 from pytest_citebench.parsing.prose import _title_case, looks_like_prose
 from pytest_citebench.parsing.reply import (
+    _CHAT_TOKENS,
     _CJK_OPEN,
     _EMPHASIS,
     _LEADING_LABEL,
@@ -325,6 +326,8 @@ def title_candidates(raw: str) -> list[str]:
     when one of them is exactly the gold title.
     """
     text = strip_restatement(final_text(raw))
+    # The reply was cut at a marker of its final answer ("my best guess is:").
+    revised = final_text(raw) != _CHAT_TOKENS.sub(" ", raw).strip()
     # A DOI or an arXiv id given with the title is checked apart; it never stays in the title.
     text = _PAREN_ID.sub("", text)
     text = _TITLE_ID.sub("", text)
@@ -381,7 +384,21 @@ def title_candidates(raw: str) -> list[str]:
         if not out and quoted_spans(labelled) and not spans:
             prose_before = True  # only "the sentence" or a phrase quoted back: no title here
             continue
-        if not out and labelled == line and _prose_line(line, body):
+        head = _trim_tail(body)
+        if (
+            revised
+            and not out
+            and labelled == line
+            and _prose_line(line, body)
+            and head != body
+            and len(head.split()) >= 3
+            and not _prose_line(head, _strip_lead_in(head))
+        ):
+            # What a marker of the final answer leaves ("..., so my best guess is: T. My
+            # confidence is low. It could also cite ..."): the title, then sentences about it.
+            # Only there: prose that opens a reply is no title (SmolLM2's first sentences).
+            body = head
+        elif not out and labelled == line and _prose_line(line, body):
             # A sentence with no quoted title: try after "titled" / "called" anyway.
             titled = re.search(
                 r"\b(?:titled|entitled|(?:paper|article|work)\s+called)\s+(?=[A-Z0-9])", line
@@ -397,9 +414,13 @@ def title_candidates(raw: str) -> list[str]:
         inner = re.search(r"\(([^()]{8,})\)\s*[.!]?$", body)  # "TRPO (Trust Region Policy ...)"
         if inner and len(inner.group(1).split()) >= 2:
             add(inner.group(1))
-        prefix = re.match(r"^([^:]{1,40}):\s+(\S.*)$", body)  # "I'd guess: X" (extra reading)
-        if prefix and len(prefix.group(1).split()) <= 5:
-            add(_trim_tail(prefix.group(2)))
+        # "I'd guess: X", "Bài báo được trích dẫn có lẽ là: X" (a lead-in in any language, an
+        # extra reading), the authors in brackets after it or not.
+        prefix = re.match(r"^([^:]{1,60}):\s+(\S.*)$", body)
+        if prefix and len(prefix.group(1).split()) <= 8:
+            after = _trim_tail(prefix.group(2))
+            add(after)
+            add(re.sub(r"\s*[(\[][^()\[\]]*[)\]]\s*$", "", after))
         add(body)
         add(line)
         if out:

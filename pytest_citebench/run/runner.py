@@ -142,7 +142,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
     stages = [asdict(s) for s in attempt.stages]
     return result(
         score.outcome,
-        answer=attempt.final.answer,
+        answer=attempt.final.answer if score.answer is None else score.answer,
         expected=score.expected,
         metrics=dict(score.metrics),
         raw_answer=attempt.final.raw,
@@ -159,16 +159,18 @@ def _unsaved(
     error = scrub_decoded(safe_text(str(exc)))
     if attempt is None:
         return result("error", answer="", expected="", metrics={}, error=error, reason=exc.reason)
+    answer = attempt.final.answer
     try:
         score = job.task.score(job.item, attempt)
     except Exception:  # the answer is what matters here; a scoring failure must not hide it
         expected, metrics = "", {}
     else:
         expected, metrics = score.expected, dict(score.metrics)
+        answer = answer if score.answer is None else score.answer
         error += f" (it scored {score.outcome})"
     return result(
         "error",
-        answer=attempt.final.answer,
+        answer=answer,
         expected=expected,
         metrics=metrics,
         raw_answer=attempt.final.raw,

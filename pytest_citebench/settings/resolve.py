@@ -134,6 +134,9 @@ class Options:
         Every value, whatever its source, goes through ``settings.check``: one usage error naming
         the setting and where it came from, never a conversion that crashes or a string iterated
         as a list."""
+        problem = misplaced_root(config)
+        if problem is not None:
+            raise pytest.UsageError(problem)
         root = Path(config.rootpath)
         table = tool_table(root)
         where = f"{root / 'pyproject.toml'} [tool.citebench]"
@@ -299,3 +302,27 @@ def _selection_option(config: pytest.Config) -> Selection:
         )
     except SelectionError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def misplaced_root(config: pytest.Config) -> str | None:
+    """Why the run would read the wrong project, when pytest found no configuration file but the
+    folder it was started in (or one above it) configures pytest: pytest takes an option's
+    value for a path when it decides the root ("--citebench-results /tmp/r.jsonl": the common
+    ancestor of /tmp and the project is /), and the project's [tool.citebench], suites and
+    cassettes would not be found (the run collected nothing and said only "no tests ran").
+    None when the root is the project's, or there is no project."""
+    if config.inipath is not None:
+        return None
+    here = Path(config.invocation_params.dir)
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and "[tool.pytest.ini_options]" in candidate.read_text("utf-8"):
+            break
+    else:
+        return None
+    return (
+        f"pytest took {config.rootpath} as the root directory, not {folder}, whose "
+        "pyproject.toml configures pytest: an option's value that looks like a path outside the "
+        "project moved the root. Write such values with '=' "
+        f"(--citebench-results=/tmp/r.jsonl), or pass --rootdir {folder}"
+    )

@@ -564,3 +564,21 @@ def test_a_symlinked_suites_manifest_gate_applies_in_every_layout(
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*verdict: gate failed: tiny:indirect:accuracy>=0.99*"])
     assert result.stdout.str().count("FAIL gate tiny:indirect:accuracy>=0.99") == 1
+
+
+def test_an_option_value_that_moves_pytests_root_is_a_usage_error_not_an_empty_run(
+    pytester: pytest.Pytester, tiny: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``--citebench-results /elsewhere/r.jsonl`` (a space, not '='), the file there from an
+    earlier run: pytest reads the existing path as an argument when it decides the root, finds
+    no configuration above it, and the project's suites were not collected ("no tests ran",
+    exit 5). Now one usage error that says why and what to write; with '=' the run works."""
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = ''\n")
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "r.jsonl"
+    elsewhere.write_text("", encoding="utf-8")  # an earlier run's results
+    moved = pytester.runpytest("--citebench", "--citebench-results", str(elsewhere))
+    assert moved.ret == pytest.ExitCode.USAGE_ERROR
+    moved.stderr.fnmatch_lines(["*as the root directory, not *--citebench-results=*--rootdir*"])
+    fine = pytester.runpytest("--citebench", f"--citebench-results={elsewhere}")
+    assert fine.ret == 0
+    assert elsewhere.is_file()

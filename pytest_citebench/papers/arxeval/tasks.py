@@ -66,6 +66,7 @@ from pytest_citebench.papers.arxeval.prompts import (
 )
 from pytest_citebench.papers.arxeval.refusals import declines
 from pytest_citebench.papers.arxeval.table5 import doi_modes, table5, table5_lines
+from pytest_citebench.parsing.envelope import unwrap
 
 if TYPE_CHECKING:
     from pytest_citebench.api import Aggregate, Stat
@@ -89,8 +90,9 @@ _ATTENTION_ABSTRACT = (
     "translation."
 )
 
-#: The version of the ArxEval scoring rules (see ``Task.scorer_version``).
-SCORER_VERSION = "4"
+#: The version of the ArxEval scoring rules (see ``Task.scorer_version``). 5: a reasoning model's
+#: ``<think>`` block is not read for the answer's titles and DOIs (``parsing.envelope``).
+SCORER_VERSION = "5"
 
 JUMBLED_METRICS: Mapping[str, MetricSpec] = {
     "cosine_minilm": MetricSpec(
@@ -203,12 +205,14 @@ class Jumbled(Task):
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         hint = Hint(self.name, item["jumbled_title"], item.suite, suite_corpus)
         raw = await generate(self.messages(item), hint=hint)
-        answer = raw.strip()
+        # A reasoning model's thinking is not its answer (parsing.envelope).
+        text = unwrap(raw).text
+        answer = text.strip()
         if not answer:
             # The model replied with nothing (a small base model often stops at once): that is
             # its answer, scored unanswered, not a provider failure.
             return Attempt((ScoredStage(self.name, raw, "", False),))
-        if declines(raw):
+        if declines(text):
             return Attempt((ScoredStage(self.name, raw, answer, True),))
         details = await similarity_scores(answer, item["abstract"])
         return Attempt((ScoredStage(self.name, raw, answer, False, details),))
@@ -276,11 +280,13 @@ class Mixed(Task):
         config = doi_config()
         hint = Hint(self.name, item["mixed_title"], item.suite, suite_corpus)
         raw = await generate(self.messages(item), hint=hint)
-        # An empty reply names nothing: it is scored *unanswered* (no DOI), not an error.
-        pairs = distinct_pairs(raw)
+        # An empty reply names nothing: it is scored *unanswered* (no DOI), not an error. The
+        # DOIs a reasoning model's thinking weighs are not the ones it gives (parsing.envelope).
+        text = unwrap(raw).text
+        pairs = distinct_pairs(text)
         answer = "\n".join(f"{title or '(no title)'} | doi:{doi}" for title, doi in pairs)
-        if not pairs and declines(raw):
-            return Attempt((ScoredStage(self.name, raw, raw.strip(), True),))
+        if not pairs and declines(text):
+            return Attempt((ScoredStage(self.name, raw, text.strip(), True),))
         checks = await check_dois(pairs, item_resolver(item, suite_corpus, config)) if pairs else []
         records = [check_record(c) for c in checks]
         gold = {normalize_doi(str(item[f"doi{i}"])) for i in (1, 2)} - {None}
@@ -294,7 +300,7 @@ class Mixed(Task):
             "titles_missing": sum(r["title"] is None for r in records),
             "source_recall": len(gold & given) / len(gold) if gold else 0.0,
         }
-        return Attempt((ScoredStage(self.name, raw, answer or raw.strip(), False, details),))
+        return Attempt((ScoredStage(self.name, raw, answer or text.strip(), False, details),))
 
     def expected(self, item: Sample) -> str:
         """Both source papers with their DOIs, as the failure report shows the gold answer."""

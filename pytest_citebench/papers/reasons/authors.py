@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_citebench.papers.reasons.name_words import FORMAL_NAMES, NOT_NAMES
+from pytest_citebench.papers.reasons.name_words import ALSO_GIVEN_NAMES, FORMAL_NAMES, NOT_NAMES
 from pytest_citebench.parsing import ET_AL_AFFILIATION, ET_AL_COMPANIONS, SURNAME_PARTICLES
 
 _PARTICLES = SURNAME_PARTICLES
@@ -111,9 +111,20 @@ def _same_given(x: str, y: str) -> bool:
 
 
 def _compatible_given(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Given names that may be one person's: compatible in order, or one side's first initial
+    left out by the other (someone known by the middle name: "W. Ronny Huang" is "Ronny
+    Huang"; only an initial is left out, so "Wei Ronny Huang" is not "Ronny Huang")."""
     if not a or not b:
         return True
-    return all(_same_given(x, y) for x, y in zip(a, b, strict=False))
+    if all(_same_given(x, y) for x, y in zip(a, b, strict=False)):
+        return True
+    return any(
+        len(one) >= 2
+        and len(one[0]) == 1
+        and len(other) < len(one)
+        and all(_same_given(x, y) for x, y in zip(one[1:], other, strict=False))
+        for one, other in ((a, b), (b, a))
+    )
 
 
 def same_person(a: Person, b: Person) -> bool:
@@ -142,11 +153,18 @@ def is_name_like(text: str) -> bool:
     tokens = _tokens(text)
     if not 1 <= len(tokens) <= 7:
         return False
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if not re.fullmatch(r"[^\W\d_][\w.'’\-]*", token):
             return False
         if _is_initials(token):
             continue  # "Zhao BY": initials, not the word "by"
+        if (
+            index == 0
+            and len(tokens) >= 2
+            and token.istitle()
+            and token.lower() in ALSO_GIVEN_NAMES
+        ):
+            continue  # "Or Patashnik": a given name, not the word "or"
         if len(token.strip(".")) > 1 and token.lower().strip(".") in NOT_NAMES:
             return False
     if not any(len(re.sub(r"[^\w]", "", t)) >= 2 for t in tokens):
@@ -247,8 +265,12 @@ def _parse_authors(text: str) -> AuthorList:
     )
     persons: list[Person] = []
     junk: list[str] = []
-    for chunk in chunks:
+    inverted_first = _inverted_first_author(split)
+    for number, chunk in enumerate(chunks):
         segments = [s.strip() for s in chunk.split(",") if s.strip(" .")]
+        if number == 0 and inverted_first is not None:
+            persons.append(inverted_first)
+            segments = segments[2:]
         # BibTeX / "Surname, Given" when a chunk is exactly one such pair and "and" split it.
         if (
             len(chunks) > 1
@@ -284,6 +306,23 @@ def _parse_authors(text: str) -> AuthorList:
             else:
                 persons.append(found)
     return AuthorList(tuple(persons), et_al, tuple(junk))
+
+
+def _inverted_first_author(split: list[list[str]]) -> Person | None:
+    """MLA and Chicago invert the first author only: "Kojima, Takeshi, Shixiang Shane Gu, and
+    Yusuke Iwasawa." Two one-word pieces first, every later name two words or more: the first
+    author written surname first (a list of one-word surnames, "Williams, Nangia, and Bowman",
+    is not one)."""
+    first = split[0] if split else []
+    rest = first[2:] + [s for chunk in split[1:] for s in chunk]
+    if len(first) < 2 or not rest:
+        return None
+    surname, given = _tokens(first[0]), _tokens(first[1])
+    if len(surname) != 1 or len(given) != 1 or _is_initials(surname[0]) or _is_initials(given[0]):
+        return None
+    if not all(len(_tokens(s)) >= 2 for s in rest):
+        return None
+    return _from_parts(f"{first[0].strip()}, {first[1].strip()}", surname, given)
 
 
 def match(answer: Sequence[Person], gold: Sequence[Person]) -> dict[int, int]:

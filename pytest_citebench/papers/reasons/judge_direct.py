@@ -19,6 +19,7 @@ from pytest_citebench.papers.reasons.authors import (
     AuthorVerdict,
     compare_authors,
     parse_authors,
+    same_person,
 )
 from pytest_citebench.papers.reasons.echoes import echoes
 from pytest_citebench.papers.reasons.identifiers import with_ids
@@ -57,8 +58,27 @@ class AuthorsReply:
         return re.sub(r"(?:^|,\s*)<>(?=,|$)", "", self.text).strip(" ,")
 
     @cached_property
+    def listed_first(self) -> AuthorList | None:
+        """The names of a reply that lists them, then gives the paper as a formatted reference
+        ("A, B, C\n\nReference: A, et al. (2017) 'Title' ..."): the list is the answer, which
+        the reference's "et al." does not shorten; None for any other reply."""
+        paragraphs = [p for p in re.split(r"\n[ \t]*\n", self.final.strip()) if p.strip()]
+        if len(paragraphs) < 2 or not bare_names(paragraphs[0].strip()):
+            return None
+        title_words = tuple(normalize(self.item["cited_title"]).split())
+        if not title_words or not any(_find_title(title_words, p) for p in paragraphs[1:]):
+            return None
+        return parse_authors(clean_authors(paragraphs[0]))
+
+    @cached_property
     def parsed(self) -> AuthorList:
-        return parse_authors(self.text)
+        read = parse_authors(self.text)
+        listed = self.listed_first
+        if listed is None or not listed.persons:
+            return read
+        # The reference's people are given too: one the list does not name is judged.
+        more = tuple(p for p in read.persons if not any(same_person(p, q) for q in listed.persons))
+        return AuthorList(listed.persons + more, listed.et_al, listed.junk)
 
     @cached_property
     def verdict(self) -> AuthorVerdict:

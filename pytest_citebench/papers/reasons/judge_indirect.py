@@ -547,10 +547,21 @@ def _people(names: str) -> list[str]:
     return [w for w in normalize(names.replace("&", " and ")).split() if w != "and"]
 
 
+def _a_phrase_of(title: str, abstract: str) -> bool:
+    """A "title" that is a phrase of the abstract, read as no title reads: lower case, or
+    opening as a sentence does ('a section marked by "We demonstrate"', 'the "trust score"').
+    A name from it ("BERT", the gold's system) is left to the rules after this one."""
+    words = normalize(title).split()
+    if not words or f" {' '.join(words)} " not in f" {normalize(abstract)} ":
+        return False
+    return title[:1].islower() or words[0] in {"we", "our", "this", "these", "it", "in", "to"}
+
+
 def copies_what_it_was_given(r: TitleReply) -> Judgement | None:
     """A "title" that is what an escalation gave, quoted back: a run of eight words or more of
     the cited paper's abstract ('a paper titled "Time-series data with missing values are
-    commonly encountered in many fields ..."'), or the author names it gave ('"Hadi
+    commonly encountered in many fields ..."'), a phrase of it that reads as no title (scorer
+    8: "We demonstrate", "trust score"), or the author names it gave ('"Hadi
     Esmaeilzadeh, Reza Vaezi" is a title that refers to ...'): the prompt copied, no citation
     named. Only what an escalation gave counts: a title the sentence itself mentions is judged
     by the rules after this one (named alone, a wrong attribution)."""
@@ -559,7 +570,7 @@ def copies_what_it_was_given(r: TitleReply) -> Judgement | None:
         field: text for field, text in given.items() if isinstance(text, str) and text in r.sources
     }
     abstract, authors = shown.get("cited_abstract"), shown.get("cited_authors")
-    if abstract and runs_of(r.title, [abstract]):
+    if abstract and (runs_of(r.title, [abstract]) or _a_phrase_of(r.title, abstract)):
         return Judgement("unanswered", f"copies the abstract it was given: {short(r.title)}", "")
     if authors and _people(r.title) == _people(authors):
         return Judgement("unanswered", f"copies the names it was given: {short(r.title)}", "")

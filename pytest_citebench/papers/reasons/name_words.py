@@ -3,6 +3,10 @@ nicknames of formal given names. Kept apart so the parser reads as rules, the li
 
 from __future__ import annotations
 
+#: Words of ``NOT_NAMES`` that are given names too ("Or Patashnik", "Do Kim"): capitalised before
+#: a surname they are a name.
+ALSO_GIVEN_NAMES = frozenset(["or", "do"])
+
 #: Common English words and company names: a span holding one (not as initials) is no name.
 NOT_NAMES = frozenset(
     [

@@ -54,6 +54,7 @@ from pytest_citebench.papers.reasons.prompts import (
 )
 from pytest_citebench.papers.reasons.ranks import SHOWN_KEY, cited_by_rank, shown_papers
 from pytest_citebench.parsing import clean_authors, clean_title, has_letters, is_abstention
+from pytest_citebench.parsing.envelope import unwrap
 from pytest_citebench.parsing.reply import answer_after_reasoning
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
@@ -64,8 +65,14 @@ PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Bench
 #: the layouts SmolLM2 writes under RAG (a second paragraph of names, a named thing listed as an
 #: author, a retrieved paper's system name quoted) and an abstract quoted back as a title. 7: a
 #: reply under RAG that cites the retrieved papers by number alone ("[3] [1]") names the papers
-#: shown under those numbers (``ranks``).
-SCORER_VERSION = "7"
+#: shown under those numbers (``ranks``). 8: the styles two held-out rounds of real answers
+#: showed (scorer 7 agreed with 71 of 100, scorer 8's first draft with 96 of the next 100): a
+#: reply's envelope (a ``<think>`` block, ``<answer>`` tags, JSON; ``parsing.envelope``), an MLA
+#: first author, a person known by the middle name, "Or" as a given name, a list then a
+#: reference ("et al."), a version note after a title, a lead-in in any language, the answer
+#: announced mid-sentence, a phrase of the given abstract quoted back; and the record's answer
+#: is the text the verdict judged (``ItemScore.answer``).
+SCORER_VERSION = "8"
 
 REASONS_METRICS: Mapping[str, MetricSpec] = {
     # The kinds of a hallucinated answer (kinds.py): shares of the scored items, as the core
@@ -195,10 +202,12 @@ def same_authors(answer: str, gold: str) -> bool:
     return bool(gold_persons) and not verdict.invented and verdict.matched == len(gold_persons)
 
 
-def stage(name: str, raw: str, clean: object) -> Stage:
-    """A stage from raw text: "pass" when the model abstained, else the cleaned answer."""
-    abstained = is_abstention(raw)
-    answer = "pass" if abstained else clean(raw)  # type: ignore[operator]
+def stage(name: str, raw: str, clean: object, prefer: tuple[str, ...] = ()) -> Stage:
+    """A stage from raw text: "pass" when the model abstained, else the cleaned answer (both
+    read inside the reply's envelope: a ``<think>`` block, ``<answer>`` tags, JSON)."""
+    text = unwrap(raw, prefer).text
+    abstained = is_abstention(text)
+    answer = "pass" if abstained else clean(text)  # type: ignore[operator]
     return Stage(name=name, raw=raw, answer=answer, abstained=abstained)
 
 
@@ -244,6 +253,8 @@ class _Reasons(Task):
     answers: Literal["title", "authors"]
     #: The follow-up turns an escalating task may add, by the metadata they give.
     escalation: Mapping[str, NamedTemplate]
+    #: The fields of a JSON reply read first for this task's answer (``parsing.envelope``).
+    answer_keys: tuple[str, ...] = ()
 
     def messages(self, item: Sample) -> list[Message]:
         raise NotImplementedError
@@ -307,10 +318,14 @@ class _Reasons(Task):
 
     def _judge(self, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
         sources, instructions = self._prompt_texts(item, stage.name)
+        # The answer inside its envelope (a <think> block before it, <answer> tags, JSON).
+        unwrapped = unwrap(stage.raw, self.answer_keys)
+        if unwrapped.envelope and not unwrapped.text.strip():
+            return Judgement("unanswered", f"no answer: nothing in {unwrapped.envelope}", "")
         # A reply that reasons in paragraphs before its answer is judged by that answer (a
         # paragraph that repeats the prompt is no reasoning: a base model's echo stays one).
         raw = answer_after_reasoning(
-            stage.raw, is_echo=lambda p: repeats_the_prompt(p, sources, instructions)
+            unwrapped.text, is_echo=lambda p: repeats_the_prompt(p, sources, instructions)
         )
         if stage.abstained or is_abstention(raw):
             return Judgement("abstained", "the model wrote 'pass'", "pass")
@@ -370,12 +385,26 @@ class _Reasons(Task):
         reason = verdict.reason
         if verdict.outcome == "unanswered" and _not_read(attempt.final.raw, reason):
             reason = f"{NOT_READ}: {reason} (the rules found no title or names in this style)"
+        judged = self._judged_answer(verdict, final.answer)
         if verdict.outcome != "hallucinated":
-            return ItemScore(verdict.outcome, expected, metrics, reason)
+            return ItemScore(verdict.outcome, expected, metrics, reason, answer=judged)
         # Which kind of wrong citation, told after the rules decided (kinds.py).
         details = final.details if isinstance(final, ScoredStage) else None
         found = kind_of(item, verdict, corpus=attempt.corpus, details=details, reply=final.raw)
-        return ItemScore(verdict.outcome, expected, metrics, found.reason(reason), found.kind)
+        return ItemScore(
+            verdict.outcome, expected, metrics, found.reason(reason), found.kind, answer=judged
+        )
+
+    def _judged_answer(self, verdict: Judgement, parsed: str) -> str | None:
+        """The verdict's answer when it names something else than the stage's parse (the
+        parse takes a reply's first reading, the rules the one they judged); None otherwise."""
+        if verdict.outcome not in ("correct", "partial", "hallucinated") or not verdict.answer:
+            return None
+        return None if self.same_reading(verdict.answer, parsed) else verdict.answer
+
+    def same_reading(self, a: str, b: str) -> bool:
+        """Two readings of a reply that name the same thing."""
+        raise NotImplementedError
 
     def set_metrics(self, records: Records) -> dict[str, Stat]:
         """``unread``: the share of scored replies whose reason says the rules could not read
@@ -414,6 +443,7 @@ class Indirect(_Reasons):
     query_field = "sentence"
     answers = "title"
     escalation = INDIRECT_ESCALATION
+    answer_keys = ("title", "paper_title", "cited_title")
 
     def messages(self, item: Sample) -> list[Message]:
         return [
@@ -425,10 +455,13 @@ class Indirect(_Reasons):
         return str(item["cited_title"])
 
     def parse(self, name: str, raw: str) -> Stage:
-        return stage(name, raw, clean_title)
+        return stage(name, raw, clean_title, self.answer_keys)
 
     def is_correct(self, item: Sample, answer: str) -> bool:
         return same_title(answer, item["cited_title"])
+
+    def same_reading(self, a: str, b: str) -> bool:
+        return same_title(a, b)
 
     def prompt_texts(self, item: Sample) -> tuple[list[str], list[str]]:
         return [item["citing_title"], item["sentence"]], [INDIRECT_SYSTEM.text]
@@ -452,6 +485,7 @@ class Direct(_Reasons):
     query_field = "cited_title"
     answers = "authors"
     escalation = DIRECT_ESCALATION
+    answer_keys = ("authors", "author_names")
 
     def messages(self, item: Sample) -> list[Message]:
         return [
@@ -463,10 +497,13 @@ class Direct(_Reasons):
         return str(item["cited_authors"])
 
     def parse(self, name: str, raw: str) -> Stage:
-        return stage(name, raw, clean_authors)
+        return stage(name, raw, clean_authors, self.answer_keys)
 
     def is_correct(self, item: Sample, answer: str) -> bool:
         return same_authors(answer, item["cited_authors"])
+
+    def same_reading(self, a: str, b: str) -> bool:
+        return same_authors(a, b) and same_authors(b, a)
 
     def prompt_texts(self, item: Sample) -> tuple[list[str], list[str]]:
         return [item["cited_title"]], [DIRECT_SYSTEM.text, DIRECT_USER.text]

@@ -168,8 +168,12 @@ def test_pairs_from_realistic_answers() -> None:
         ("10.48550/arXiv.0704.0041", "partial", 1, 1, 0, 0.0),  # real, but no title given
         ("1. Quantum Groups (2008)\n2. Dyadic Spaces (2005)", "unanswered", 0, 0, 0, 0.0),
         ("Sorry, I couldn't find papers matching that title.", "abstained", None, None, None, None),
+        # a reasoning model: the DOIs its thinking weighs are not the ones it gives
+        (f"<think>Maybe 10.1016/j.jfa.2009.04.012?</think>\n{MARKDOWN}", "correct", 2, 2, 2, 1.0),
+        (f"<think>\n{MARKDOWN}\n</think>\nSorry, I couldn't find papers matching that title.",
+         "abstained", None, None, None, None),
     ],
-)
+)  # fmt: skip
 def test_mixed_outcomes_offline(
     answer: str,
     outcome: str,
