@@ -100,14 +100,27 @@ def _given_forms(name: str) -> frozenset[str]:
 
 
 def _same_given(x: str, y: str) -> bool:
-    """Equal, one the initial of the other, or variants of one formal name (the table above;
-    an initial matches a nickname's formal name: "W." = "Bill")."""
+    """Equal, one the initial of the other, variants of one formal name (the table above; an
+    initial matches a nickname's formal name: "W." = "Bill"), or (scorer 8) one letter left out
+    or added in names of five letters or more: a misspelling, on either side, of one person's
+    name ("Qinhong" for "Qinghong"; the gold's own "Guiota" for "Giota"), the surname matching.
+    A letter changed makes another name ("Cheng" is not "Chang", "Viktor" not "Victor")."""
     if x == y:
         return True
     if len(x) == 1 or len(y) == 1:
         initial, full = (x, y) if len(x) == 1 else (y, x)
         return any(f.startswith(initial) for f in _given_forms(full))
+    if min(len(x), len(y)) >= 5 and _one_letter_left_out(x, y):
+        return True
     return bool(FORMAL_NAMES.get(x, frozenset({x})) & FORMAL_NAMES.get(y, frozenset({y})))
+
+
+def _one_letter_left_out(x: str, y: str) -> bool:
+    """One letter left out of one of them (or added to it)."""
+    if abs(len(x) - len(y)) != 1:
+        return False
+    short, long_ = (x, y) if len(x) < len(y) else (y, x)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
 def _compatible_given(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -320,7 +320,23 @@ _ALTERNATIVE_CUE = re.compile(
 def _offered_as_alternative(r: TitleReply, title: str) -> bool:
     words = tuple(w for w in re.split(r"[\W_]+", title) if w)
     found = find_title(words, r.flat) if words else None
-    return found is not None and _ALTERNATIVE_CUE.search(r.flat[: found.start()]) is not None
+    if found is None:
+        return False
+    return _ALTERNATIVE_CUE.search(r.flat[: found.start()]) is not None or _in_an_aside(r, words)
+
+
+def _in_an_aside(r: TitleReply, words: tuple[str, ...]) -> bool:
+    """The reply's first line is another title, set apart as its answer, and this one comes
+    only in brackets after it, in any language ("X\n\n(My best guess; it may also be „Y”.)"):
+    an aside, a second choice, not the answer."""
+    lines = [line.strip() for line in r.text.splitlines() if line.strip()]
+    if len(lines) < 2 or not r.candidates or find_title(words, lines[0]):
+        return False
+    if normalize(lines[0].strip(" *_\"'“”„«»")) != normalize(r.candidates[0]):
+        return False  # the first line is no title of its own (a lead-in, prose)
+    rest = "\n".join(lines[1:])
+    found = find_title(words, rest)
+    return found is not None and rest[: found.start()].count("(") > rest[: found.start()].count(")")
 
 
 # What a prose reply says just before the title it settles on: "the cited paper is therefore

@@ -70,8 +70,9 @@ PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Bench
 #: reply's envelope (a ``<think>`` block, ``<answer>`` tags, JSON; ``parsing.envelope``), an MLA
 #: first author, a person known by the middle name, "Or" as a given name, a list then a
 #: reference ("et al."), a version note after a title, a lead-in in any language, the answer
-#: announced mid-sentence, a phrase of the given abstract quoted back; and the record's answer
-#: is the text the verdict judged (``ItemScore.answer``).
+#: announced mid-sentence, a phrase of the given abstract quoted back, a second choice in a
+#: bracketed aside, a given name with a letter left out (a third round: 92 of 95 before these
+#: two); and the record's answer is the text the verdict judged (``ItemScore.answer``).
 SCORER_VERSION = "8"
 
 REASONS_METRICS: Mapping[str, MetricSpec] = {

@@ -7,7 +7,9 @@ read as authors, an <answer> tag read as a placeholder, JSON read as nothing); t
 rule out of ``_compatible_given``; ``_inverted_first_author`` returning None; ``listed_first``
 returning None; ``_VERSION_NOTE`` matching nothing; the lead-in reading's word limit back at 5;
 no "so" before a final-answer marker; no title-then-sentences reading after one; "Or" not a
-given name; ``_CAPITAL`` ASCII only; no IEEE "[1]" bullet.
+given name; ``_CAPITAL`` ASCII only; no IEEE "[1]" bullet; no ``_in_an_aside``; no
+``_one_letter_left_out``; the record's answer from the stage's parse (runner, rescore); no
+``_a_phrase_of``.
 """
 
 from __future__ import annotations
@@ -183,3 +185,36 @@ def test_a_phrase_of_the_abstract_it_was_given_names_nothing(title: str, outcome
         item, raw, [ITEM["citing_title"], ITEM["sentence"], abstract], [], None
     )
     assert verdict.outcome == outcome, verdict.reason
+
+
+# The third held-out round (keys m…, both rounds' styles, asked once scorer 8 was final): 92 of
+# 95, and the two classes its misses showed.
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        # m0035: another title set apart as the answer, the gold only in a bracketed aside
+        ("Hand Pose Estimation in the Wild\n\n(Moja najlepsza propozycja; możliwe też, że chodzi "
+         f"o „{TITLE}”.)", "hallucinated"),
+        # the gold set apart, another title in the aside: the gold is the answer
+        (f"{TITLE}\n\n(Possibly also „Hand Pose Estimation in the Wild”.)", "correct"),
+        # the gold on its own line after a lead-in line is no aside
+        (f"The cited paper:\n{TITLE}", "correct"),
+    ],
+)  # fmt: skip
+def test_a_second_choice_in_a_bracketed_aside(raw: str, outcome: str) -> None:
+    score = judge("indirect", raw)
+    assert score.outcome == outcome, score.reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        ("Zehui Chen, Qinhong Jiang, Hang Zhao", "correct"),  # m0089: a letter left out
+        ("Zehui Chen, Qinghongg Jiang, Hang Zhao", "correct"),  # ... or added
+        ("Zehui Chen, Qinghang Jiang, Hang Zhao", "hallucinated"),  # a letter changed
+        ("Zehui Chen, Qing Jiang, Hang Zhao", "hallucinated"),  # four letters left out
+    ],
+)
+def test_a_letter_left_out_of_a_given_name(answer: str, outcome: str) -> None:
+    gold = "Zehui Chen, Qinghong Jiang, Hang Zhao"
+    assert judge("direct", answer, cited_authors=gold).outcome == outcome
