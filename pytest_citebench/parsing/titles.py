@@ -325,9 +325,10 @@ def title_candidates(raw: str) -> list[str]:
     first quoted span alone, the line before a trailing explanation) that a scorer may accept
     when one of them is exactly the gold title.
     """
-    text = strip_restatement(final_text(raw))
+    final = final_text(raw)
+    text = strip_restatement(final)
     # The reply was cut at a marker of its final answer ("my best guess is:").
-    revised = final_text(raw) != _CHAT_TOKENS.sub(" ", raw).strip()
+    revised = final != _CHAT_TOKENS.sub(" ", raw).strip()
     # A DOI or an arXiv id given with the title is checked apart; it never stays in the title.
     text = _PAREN_ID.sub("", text)
     text = _TITLE_ID.sub("", text)

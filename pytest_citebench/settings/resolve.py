@@ -306,11 +306,12 @@ def _selection_option(config: pytest.Config) -> Selection:
 
 def misplaced_root(config: pytest.Config) -> str | None:
     """Why the run would read the wrong project, when pytest found no configuration file but the
-    folder it was started in (or one above it) configures pytest: pytest takes an option's
-    value for a path when it decides the root ("--citebench-results /tmp/r.jsonl": the common
-    ancestor of /tmp and the project is /), and the project's [tool.citebench], suites and
-    cassettes would not be found (the run collected nothing and said only "no tests ran").
-    None when the root is the project's, or there is no project."""
+    folder it was started in (or one above it) configures pytest: pytest reads an option's
+    value that names an existing path as a path when it decides the root
+    ("--citebench-results /tmp/r.jsonl", the last run's file there: the root became /tmp), and
+    the project's [tool.citebench], suites and cassettes would not be found (the run collected
+    nothing and said only "no tests ran"). None when the root is the project's, or there is no
+    project."""
     if config.inipath is not None:
         return None
     here = Path(config.invocation_params.dir)
