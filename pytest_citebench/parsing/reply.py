@@ -34,8 +34,11 @@ _CLOSER = {opener: re.compile("[" + re.escape(closers) + "]") for opener, closer
 # suis pas sûr) :").
 _FOREIGN_LABELS = (
     r"autoren|autores|auteurs|autori|autorzy|auteurs\s+de\s+l'article|авторы|著者|作者|作者们|"
+    r"yazarlar|저자|tác\s+giả|"
     r"titel|t[íi]tulo|titre|titolo|tytuł|название|标题|題名|タイトル|論文|论文|"
-    r"antwort|respuesta|r[ée]ponse|risposta|resposta|odpowied[źz]|ответ|回答|答案|解答"
+    r"başlık|제목|tiêu\s+đề|"
+    r"antwort|respuesta|r[ée]ponse|risposta|resposta|odpowied[źz]|ответ|回答|答案|解答|"
+    r"antwoord|cevap|yanıt|답변|câu\s+trả\s+lời"
 )
 _LEADING_LABEL = re.compile(
     r"^\s*(?:\[\d+\]\s*)?(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|cited\s+|research\s+|possible\s+|paper\s+)*"
@@ -109,6 +112,8 @@ _CHAT_TOKENS = re.compile(
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# Han, kana and Hangul: scripts written without spaces, whose words a split() cannot count.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _is_reasoning(paragraph: str) -> bool:
@@ -128,8 +133,8 @@ def _is_reasoning(paragraph: str) -> bool:
         and sum(p[:1].isupper() for p in pieces) >= 0.7 * len(pieces)
     ):
         return False  # a list of names, however long
-    if text.endswith((":", "：")) and words >= 4:
-        return True
+    if text.endswith((":", "：")) and (words >= 4 or len(_CJK.findall(text)) >= 6):
+        return True  # "Das zitierte Paper ist daher wahrscheinlich:", "被引用的论文应该是："
     label, colon, rest = text.partition(": ")
     if colon and rest.strip() and not looks_like_prose(rest) and len(label.split()) <= 7:
         return False  # "The cited paper title is: X" gives its answer

@@ -340,12 +340,16 @@ def _in_an_aside(r: TitleReply, words: tuple[str, ...]) -> bool:
 
 
 # What a prose reply says just before the title it settles on: "the cited paper is therefore
-# most likely "X"", "the survey "X"", "ICLR 2020 paper "X"", "my best guess is "X"".
+# most likely "X"", "the survey "X"", "ICLR 2020 paper "X"", "my best guess is "X"", "the
+# classic citation for this is NVIDIA's "X"".
 _SETTLES_CUE = re.compile(
-    r"\b(?:paper|article|work|study|survey|review|titled|entitled|cites|cited|"
-    r"publication|preprint|therefore|likely|probably|certainly|presumably|guess|answer)\b"
-    r"(?![^.!?\"“”]*\b(?:film|movie|project|book|novel|song|game|company|product)\b)"
-    r"[^.!?\"“”]{0,40}$",
+    r"(?:\b(?:paper|article|work|study|survey|review|titled|entitled|cites|cited|publication|"
+    r"preprint|therefore|likely|probably|certainly|presumably|guess|answer)\b"
+    r"(?![^.!?\"“”]*\b(?:film|movie|project|book|novel|song|game|company|product|journal|"
+    r"conference|venue|magazine|proceedings)\b)"
+    r"[^.!?\"“”]{0,40}"
+    # scorer 8: a possessive names the paper ('Laine et al.'s "Production-Level ..."')
+    r"|[\w.](?:'|’)s\s*)$",
     re.IGNORECASE,
 )
 
@@ -368,6 +372,8 @@ def _stated_in_prose(r: TitleReply) -> str | None:
     choice. None when the reply's first reading is no sentence (a title, a reference, a list:
     the other rules read those)."""
     first = r.candidates[0] if r.candidates else r.flat
+    if r.is_echo(first):
+        first = r.flat  # prose that quotes the citing title first ('... in "<citing>". ...')
     if not (looks_like_prose(first) or reads_as_sentence(first)):
         return None
     sentence_words = set(_content_words(r.sentence))

@@ -72,7 +72,8 @@ PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Bench
 #: reference ("et al."), a version note after a title, a lead-in in any language, the answer
 #: announced mid-sentence, a phrase of the given abstract quoted back, a second choice in a
 #: bracketed aside, a given name with a letter left out (a third round: 92 of 95 before these
-#: two); and the record's answer is the text the verdict judged (``ItemScore.answer``).
+#: two), prose quoting the citing title before its answer, a possessive, a CJK lead-in (a fourth:
+#: 85 of 90 before); and the record's answer is the text the verdict judged (``ItemScore.answer``).
 SCORER_VERSION = "8"
 
 REASONS_METRICS: Mapping[str, MetricSpec] = {

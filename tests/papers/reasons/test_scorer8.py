@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.papers.reasons.test_scorer6 import GOLD, ITEM, judge
 
 TITLE = ITEM["cited_title"]
@@ -218,3 +219,49 @@ def test_a_second_choice_in_a_bracketed_aside(raw: str, outcome: str) -> None:
 def test_a_letter_left_out_of_a_given_name(answer: str, outcome: str) -> None:
     gold = "Zehui Chen, Qinghong Jiang, Hang Zhao"
     assert judge("direct", answer, cited_authors=gold).outcome == outcome
+
+
+# The fourth held-out round (keys n…, the issue's styles in all thirteen languages, after the
+# third round's fixes): 85 of 90, and the classes its misses showed.
+@pytest.mark.parametrize(
+    ("task", "raw", "outcome"),
+    [
+        # n0017: prose that quotes the citing title first, then settles on the cited paper
+        ("indirect", f'The sentence comes from "{ITEM["citing_title"]}". It names S2HAND, so the '
+         f'cited paper is almost certainly "{TITLE}" (ECCV 2020). I am highly confident.', "correct"),
+        # n0089: ... a "citation" cue, a wrong title
+        ("indirect", f'The sentence comes from "{ITEM["citing_title"]}". The classic citation for '
+         'this is NVIDIA\'s "End to End Learning for Self-Driving Cars", and that is my answer.',
+         "hallucinated"),
+        # n0035: a possessive names the paper
+        ("indirect", "The paper is about hands. The best-known work of this kind is Chen et al.'s "
+         '"Hand Pose Estimation in the Wild" (ECCV 2020), so my answer is that title.',
+         "hallucinated"),
+        # ... but a journal named after the citing title is no paper (SmolLM2's sid replay)
+        ("indirect", f'The sentence is referencing a research paper titled "{ITEM["citing_title"]}" '
+         'and the sentence is in the context of a study published by the journal "Science '
+         'Advances".', "unanswered"),
+        # n0067: a lead-in paragraph in Chinese ending in a full-width colon
+        ("indirect", f"根据您提供的摘要，被引用的论文应该是：\n\n{TITLE}", "correct"),
+        # n0042: an answer label in Turkish (and Korean, Vietnamese)
+        ("direct", f"Yazarlar: {GOLD}", "correct"),
+        ("direct", f"저자: {GOLD}", "correct"),
+        ("direct", f"Tác giả: {GOLD}", "correct"),
+    ],
+)  # fmt: skip
+def test_fourth_held_out_round(task: str, raw: str, outcome: str) -> None:
+    score = judge(task, raw)
+    assert score.outcome == outcome, score.reason
+
+
+@pytest.mark.parametrize("key", ["n0017", "n0089", "n0035", "n0067", "n0042"])
+def test_the_fourth_rounds_misses_agree_with_their_readers(key: str) -> None:
+    """The real answers themselves (fixtures/answers/frontier.jsonl): long prose that quotes the
+    citing title before the title it settles on ("the cited paper is almost certainly "X"",
+    "the classic citation for this is NVIDIA's "X"") was read as an echo (*unanswered*)."""
+    from tests.papers.test_answer_corpus import score_record
+
+    path = REPO / "fixtures" / "answers" / "frontier.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    [record] = [r for r in rows if r["id"] == f"frontier-{key}"]
+    assert score_record(record).outcome == record["blind_outcome"]
