@@ -11,6 +11,7 @@ text, the answer field's value. A reply with none is returned as it is.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -54,10 +55,12 @@ class Unwrapped:
     envelope: str = ""
 
 
+@functools.lru_cache(maxsize=4096)
 def unwrap(raw: str, prefer: tuple[str, ...] = ()) -> Unwrapped:
     """The reply's answer without its envelope: thinking removed, then the last ``<answer>``
     tag's text, or a JSON object's answer field (``prefer``'s keys first: a task asking for
-    authors reads "authors" before "title"); ``raw`` itself when it has no envelope."""
+    authors reads "authors" before "title"); ``raw`` itself when it has no envelope. Cached:
+    a stage's parse and its judgement read the same reply."""
     text, envelope = raw, ""
     if _THINK_BLOCK.search(text) or _THINK_CLOSE.search(text):
         text = _THINK_BLOCK.sub(" ", text)

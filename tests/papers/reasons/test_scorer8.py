@@ -9,7 +9,9 @@ returning None; ``_VERSION_NOTE`` matching nothing; the lead-in reading's word l
 no "so" before a final-answer marker; no title-then-sentences reading after one; "Or" not a
 given name; ``_CAPITAL`` ASCII only; no IEEE "[1]" bullet; no ``_in_an_aside``; no
 ``_one_letter_left_out``; the record's answer from the stage's parse (runner, rescore); no
-``_a_phrase_of``.
+``_a_phrase_of``; no echo-first reading in ``_stated_in_prose``; no possessive cue; no venue
+exclusion (a quoted journal read as a paper); no CJK lead-in; no Turkish, Korean, Vietnamese
+labels.
 """
 
 from __future__ import annotations
