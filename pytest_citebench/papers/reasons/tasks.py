@@ -53,9 +53,11 @@ from pytest_citebench.papers.reasons.prompts import (
     INDIRECT_SYSTEM,
 )
 from pytest_citebench.papers.reasons.ranks import SHOWN_KEY, cited_by_rank, shown_papers
+from pytest_citebench.papers.reasons.readings import gold_people_span, settle
 from pytest_citebench.parsing import clean_authors, clean_title, has_letters, is_abstention
 from pytest_citebench.parsing.envelope import unwrap
 from pytest_citebench.parsing.reply import answer_after_reasoning
+from pytest_citebench.parsing.structure import answer_reading, read_reply
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
 
@@ -324,12 +326,45 @@ class _Reasons(Task):
         unwrapped = unwrap(stage.raw, self.answer_keys)
         if unwrapped.envelope and not unwrapped.text.strip():
             return Judgement("unanswered", f"no answer: nothing in {unwrapped.envelope}", "")
+        if stage.abstained:
+            return Judgement("abstained", "the model wrote 'pass'", "pass")
+        verdict = self._judge_text(item, stage, unwrapped.text, sources, instructions, corpus)
+        if verdict.outcome == "unanswered" and self.answers == "authors":
+            # Match before extract: prose that names every gold author in full is a list.
+            gold = [p.text for p in parse_authors(self.expected(item)).persons]
+            span = gold_people_span(unwrapped.text, gold)
+            if span is not None:
+                read = self._judge_text(item, stage, span, sources, instructions, corpus)
+                if read.outcome != "unanswered":
+                    return replace(read, reason=f"{read.reason} (the gold's people, in prose)")
+        structure = read_reply(unwrapped.text)
+        if structure is None:
+            return verdict
+        # A reply in a format (a document, Markdown, HTML, LaTeX, a letter) is read a second
+        # time, as its parser lays it out: the answer is the text under the label that names
+        # what was asked, or the spans that can carry one (parsing.structure).
+        reading = answer_reading(unwrapped.text, self.answers, self.answer_keys)
+        if reading is None:
+            return verdict
+        read = self._judge_text(item, stage, reading, sources, instructions, corpus)
+        return settle(verdict, read, structure.kind)
+
+    def _judge_text(
+        self,
+        item: Sample,
+        stage: Stage,
+        text: str,
+        sources: list[str],
+        instructions: list[str],
+        corpus: str | None,
+    ) -> Judgement:
+        """One reading's outcome: the rules of docs/outcomes.md on ``text``."""
         # A reply that reasons in paragraphs before its answer is judged by that answer (a
         # paragraph that repeats the prompt is no reasoning: a base model's echo stays one).
         raw = answer_after_reasoning(
-            unwrapped.text, is_echo=lambda p: repeats_the_prompt(p, sources, instructions)
+            text, is_echo=lambda p: repeats_the_prompt(p, sources, instructions)
         )
-        if stage.abstained or is_abstention(raw):
+        if is_abstention(raw):
             return Judgement("abstained", "the model wrote 'pass'", "pass")
         if _other_script(raw):
             return Judgement(

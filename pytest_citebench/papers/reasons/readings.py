@@ -1,0 +1,68 @@
+"""Two readings of one reply, settled into one outcome (issue 42).
+
+The rules read a reply as text; a reply in a format (a document, Markdown, HTML, LaTeX, a letter)
+is read a second time as its parser lays it out (``parsing.structure``). They agree on most
+replies; where they differ, the outcome follows what each reading can see:
+
+- **Match first.** A reading that finds the gold in the answer is right: the other one was
+  misled by the wrapping (a greeting read as an author, a table's header row as the title), or
+  by a title whose colon a document parser took for a key.
+- **A document's parser is authoritative.** JSON, YAML, TOML, XML, Python, RIS, LaTeX and HTML
+  have one reading, their grammar's: keys, tags and record codes are labels, never answers.
+- **Markdown and letters keep the rules' verdict**, which were fitted on such replies, except
+  where the rules found nothing to read (*unanswered*) or the layout shows a 'pass' under a
+  label that the rules took for a title: the structure says what the answer is.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import replace
+
+from pytest_citebench.papers.reasons.judgement import Judgement
+
+#: Formats whose parser reads a reply one way only.
+DOCUMENTS = frozenset({"json", "yaml", "toml", "xml", "python", "ris", "latex", "html"})
+
+
+def settle(rules: Judgement, structure: Judgement, kind: str) -> Judgement:
+    """The outcome of a reply read by the rules (``rules``) and by its ``kind``'s structure."""
+    if rules.outcome == structure.outcome:
+        return rules
+    if rules.outcome == "correct":
+        return rules
+    if structure.outcome == "correct":
+        return _read_as(structure, kind)
+    if kind in DOCUMENTS:
+        return _read_as(structure, kind)
+    if rules.outcome == "unanswered" or structure.outcome == "abstained":
+        return _read_as(structure, kind)
+    return rules
+
+
+def _read_as(verdict: Judgement, kind: str) -> Judgement:
+    return replace(verdict, reason=f"{verdict.reason} (read as {kind})")
+
+
+def _folded(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def gold_people_span(text: str, gold_names: list[str]) -> str | None:
+    """The stretch of ``text`` from the first gold author named to the last, when every gold
+    author is named there in full (match before extract): prose that says "the authors are A, B
+    and C" names a list the rules found no layout for. None when any gold author is missing."""
+    if not gold_names:
+        return None
+    folded = _folded(text)
+    if len(folded) != len(text):
+        return None  # positions would not map back onto the text
+    starts, ends = [], []
+    for name in gold_names:
+        at = folded.find(_folded(name))
+        if at < 0:
+            return None
+        starts.append(at)
+        ends.append(at + len(name))
+    return text[min(starts) : max(ends)]
