@@ -30,7 +30,7 @@ import json
 import re
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from typing import Any
 
@@ -53,6 +53,8 @@ class Structure:
 
     kind: str
     spans: tuple[Span, ...]
+    #: A letter's greeting or signature, or a chat message's address, was taken off.
+    framed: bool = False
 
 
 # --- documents: JSON, YAML, TOML, Python, XML --------------------------------------------------
@@ -388,6 +390,11 @@ def _inverted(name: str) -> str:
 _BOLD_LABEL = re.compile(r"^\s*(\*\*|__)([^*_\n]{1,60}?)\s*[:：]?\s*\1\s*[:：\-–—]?\s*(.*)$")
 _PLAIN_LABEL = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s+(.+)$")
 _EMOJI = re.compile(r":[a-z0-9_+-]{2,30}:")
+#: A chat message's opening address: "@asker", "Hey @you", "Hi!" (a short greeting that ends
+#: in "!" or "," before the answer on the same line).
+_ADDRESS = re.compile(
+    r"^(?:\s*(?:@[\w.-]+[,:!]?|\w{1,12}\s+@[\w.-]+[,:!]?|\w{1,12}\s*[!,](?=\s)))+(?=\s)"
+)
 _SLACK_LINK = re.compile(r"<(https?://[^|>\s]+)\|([^>]+)>")
 _URL = re.compile(r"^(?:https?://|www\.|doi:|arxiv:)\S*$", re.IGNORECASE)
 _MARKUP = re.compile(
@@ -518,17 +525,21 @@ def read_reply(raw: str) -> Structure | None:
     """The reply read as the first format that parses it whole; None for plain text (no markup,
     no document, no letter frame): the rules read it as it is."""
     text = _SLACK_LINK.sub(r"[\2](\1)", raw.strip())
-    text = _EMOJI.sub("", text)
     for reader in (_document, _ris, _xml):
         found = reader(text)
         if found is not None:
             return found
-    body, framed = _without_letter_frame(text)
-    converted = _latex_as_markdown(body) or _html_as_markdown(body)
-    if converted is not None:
-        return _markdown(converted)
+    # A chat message's address: emoji codes, @mentions, a greeting before the answer.
+    addressed = _ADDRESS.sub("", _EMOJI.sub("", text)).strip()
+    framed = addressed != text
+    body, lettered = _without_letter_frame(addressed)
+    framed = framed or lettered
+    for kind, convert in (("latex", _latex_as_markdown), ("html", _html_as_markdown)):
+        converted = convert(body)
+        if converted is not None:
+            return replace(_markdown(converted), kind=kind, framed=framed)
     if framed or _MARKUP.search(body) or any(_URL.match(x.strip()) for x in body.splitlines()):
-        return _markdown(body)
+        return replace(_markdown(body), framed=framed)
     return _fields(body)
 
 
@@ -538,6 +549,14 @@ _FIELD_LINE = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s+(\S.*)$")
 def _latin(text: str) -> bool:
     letters = [c for c in text if c.isalpha()]
     return bool(letters) and sum(c < "ɐ" for c in letters) / len(letters) > 0.8
+
+
+def _one_label(label: str, value: str) -> bool:
+    """A lone "label: value" line whose label is a label: in another script than its value, or
+    a single word before a list of people (a title never is one: "Författare: A, B, C")."""
+    if not _latin(label) and _latin(value):
+        return True
+    return len(label.split()) == 1 and value.count(",") >= 1 and not label.isupper()
 
 
 def _fields(text: str) -> Structure | None:
@@ -550,7 +569,7 @@ def _fields(text: str) -> Structure | None:
     fields = [m for m in matches if m and len(m.group(1).split()) <= 4]
     if not fields:
         return None
-    if len(fields) < 2 and not any(not _latin(m.group(1)) and _latin(m.group(2)) for m in fields):
+    if len(fields) < 2 and not any(_one_label(m.group(1), m.group(2)) for m in fields):
         return None
     spans = []
     for line, m in zip(lines, matches, strict=True):
@@ -571,9 +590,21 @@ def _wanted_key(key: str, want: str, prefer: tuple[str, ...]) -> bool:
     return any(p in k for p in prefer) or any(w in k for w in _WANTED.get(want, ()))
 
 
-def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> str | None:
-    """The text a person reads as the reply's answer, one span a line, for the rules to judge;
-    None when the reply has no structure (the rules read it whole).
+@dataclass(frozen=True)
+class Reading:
+    """The text a person reads as the answer, and whether the structure *placed* it there: under
+    a label, in a table's cell, in a document, or in a letter or message whose frame was taken
+    off. An unplaced reading (lines and list items of Markdown prose) may say what the answer is
+    not, never on its own that a wrong paper was named."""
+
+    text: str
+    kind: str
+    placed: bool
+
+
+def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> Reading | None:
+    """The reply's answer as a person reads it, one span a line, for the rules to judge; None
+    when the reply has no structure (the rules read it whole).
 
     ``want`` is what the task asks for ("title" or "authors"). The values under a label that
     names it come first (a task's own field names in ``prefer``, then "title"/"author"); with
@@ -583,6 +614,12 @@ def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> str | N
     if found is None:
         return None
     spans = [s for s in found.spans if s.role in ANSWER_ROLES and not _URL.match(s.text)]
+    # A question (the one asked, restated) is never the answer; a lead-in that ends in a colon
+    # introduces what follows it ("my best guess for the cited paper:").
+    answers = [s for s in spans if not s.text.rstrip().endswith(_QUESTION_MARKS)]
+    spans = answers or spans
+    leads = [s for s in spans[:-1] if s.role == "line" and s.text.rstrip().endswith((":", "："))]
+    spans = [s for s in spans if s not in leads] or spans
     keyed = [s for s in spans if s.key and _wanted_key(s.key, want, prefer)]
     if keyed and want == "title":
         # A title field names one paper; other keyed values ("paper_title" and "paper_id")
@@ -590,10 +627,14 @@ def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> str | N
         titled = [s for s in keyed if "title" in s.key.casefold()] or keyed
         keyed = titled[:1] if len({s.key for s in titled}) == 1 else titled
     chosen = keyed or spans
+    placed = bool(keyed) or found.framed or found.kind != "markdown"
+    placed = placed or any(s.role in ("value", "cell") for s in chosen)
     if want == "authors" and keyed and all(_one_person(s.text) for s in keyed):
-        return ", ".join(s.text for s in keyed)
-    text = "\n".join(s.text for s in chosen)
-    return text if text.strip() else ""
+        return Reading(", ".join(s.text for s in keyed), found.kind, placed)
+    return Reading("\n".join(s.text for s in chosen), found.kind, placed)
+
+
+_QUESTION_MARKS = ("?", "？", "؟", "\u037e")
 
 
 def _one_person(text: str) -> bool:

@@ -20,22 +20,32 @@ import unicodedata
 from dataclasses import replace
 
 from pytest_citebench.papers.reasons.judgement import Judgement
+from pytest_citebench.parsing.structure import Reading
 
 #: Formats whose parser reads a reply one way only.
 DOCUMENTS = frozenset({"json", "yaml", "toml", "xml", "python", "ris", "latex", "html"})
 
 
-def settle(rules: Judgement, structure: Judgement, kind: str) -> Judgement:
-    """The outcome of a reply read by the rules (``rules``) and by its ``kind``'s structure."""
+def settle(rules: Judgement, structure: Judgement, reading: Reading) -> Judgement:
+    """The outcome of a reply read by the rules (``rules``) and by its structure."""
+    kind = reading.kind
     if rules.outcome == structure.outcome:
-        return rules
+        # The same outcome: a document's reason names what its parser read (the field's value,
+        # not a comment or a key the rules took for the answer).
+        return _read_as(structure, kind) if kind in DOCUMENTS else rules
     if rules.outcome == "correct":
         return rules
     if structure.outcome == "correct":
         return _read_as(structure, kind)
     if kind in DOCUMENTS:
         return _read_as(structure, kind)
-    if rules.outcome == "unanswered" or structure.outcome == "abstained":
+    if structure.outcome == "abstained":
+        return _read_as(structure, kind)
+    if rules.outcome == "unanswered":
+        # Hallucinated only on evidence: prose lines the rules could not read stay unread
+        # unless the structure placed the answer (under a label, in a cell, in a letter).
+        if structure.outcome in ("hallucinated", "partial") and not reading.placed:
+            return rules
         return _read_as(structure, kind)
     return rules
 

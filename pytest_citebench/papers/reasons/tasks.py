@@ -346,8 +346,8 @@ class _Reasons(Task):
         reading = answer_reading(unwrapped.text, self.answers, self.answer_keys)
         if reading is None:
             return verdict
-        read = self._judge_text(item, stage, reading, sources, instructions, corpus)
-        return settle(verdict, read, structure.kind)
+        read = self._judge_text(item, stage, reading.text, sources, instructions, corpus)
+        return settle(verdict, read, reading)
 
     def _judge_text(
         self,
