@@ -32,19 +32,11 @@ _CLOSER = {opener: re.compile("[" + re.escape(closers) + "]") for opener, closer
 # Answer labels in the languages chat deployments reply in ("Autoren:", "著者：", "Titre :"),
 # beside the English ones; a hedge in parentheses may stand before the colon ("Auteurs (je n'en
 # suis pas sûr) :").
-_FOREIGN_LABELS = (
-    r"autoren|autores|auteurs|autori|autorzy|auteurs\s+de\s+l'article|авторы|著者|作者|作者们|"
-    r"yazarlar|저자|tác\s+giả|"
-    r"titel|t[íi]tulo|titre|titolo|tytuł|название|标题|題名|タイトル|論文|论文|"
-    r"başlık|제목|tiêu\s+đề|"
-    r"antwort|respuesta|r[ée]ponse|risposta|resposta|odpowied[źz]|ответ|回答|答案|解答|"
-    r"antwoord|cevap|yanıt|답변|câu\s+trả\s+lời"
-)
 _LEADING_LABEL = re.compile(
     r"^\s*(?:\[\d+\]\s*)?(?:\*\*|__)?\s*(?:the\s+)?(?:final\s+|cited\s+|research\s+|possible\s+|paper\s+)*"
     r"(?:paper\s+title|title\s+of\s+the\s+(?:cited\s+)?(?:research\s+)?paper|title|answer|"
     r"response|citation(?:\s+paper\s+title)?|reference|paper|authors?|author\s+names|"
-    r"author\s+list|" + _FOREIGN_LABELS + r")"
+    r"author\s+list)"
     r"\s*(?:\([^()\n]{0,120}\))?"
     r"\s*(?:is|are)?\s*(?:\*\*|__)?\s*[:：\-–—]\s*(?:\*\*|__)?\s*",
     re.IGNORECASE,

@@ -103,8 +103,9 @@ def _document(text: str) -> Structure | None:
             data = load(body)
         except Exception:
             continue
-        if isinstance(data, dict | list) and data:
-            return Structure(kind, tuple(_leaves(data)))
+        spans = tuple(_leaves(data)) if isinstance(data, dict | list) else ()
+        if any(s.role == "value" for s in spans):
+            return Structure(kind, spans)
     if language in ("python", "py") or (not language and fenced):
         return _python(body)
     return None
@@ -543,12 +544,18 @@ def read_reply(raw: str) -> Structure | None:
     return _fields(body)
 
 
-_FIELD_LINE = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s+(\S.*)$")
+_FIELD_LINE = re.compile(r"^\s*([^:：\n]{1,80}?)\s*[:：]\s+(\S.*)$")
 
 
 def _latin(text: str) -> bool:
     letters = [c for c in text if c.isalpha()]
     return bool(letters) and sum(c < "ɐ" for c in letters) / len(letters) > 0.8
+
+
+def _label_words(label: str) -> int:
+    """A label's length in words, a hedge in brackets not counted ("Auteurs (je n'en suis pas
+    sûr) :")."""
+    return len(re.sub(r"\([^()]*\)", " ", label).split())
 
 
 def _one_label(label: str, value: str) -> bool:
@@ -560,20 +567,22 @@ def _one_label(label: str, value: str) -> bool:
 
 
 def _fields(text: str) -> Structure | None:
-    """Plain lines of "label: value": a record (two such lines or more), or one line whose label
-    is in another script than its value ("Συγγραφείς: Kuan Wang, ..."): where the label stands
-    and how it is written make it a label, in any language. One line "SMOTE: Synthetic ..." in
-    one script is left to the rules: a title may hold a colon."""
+    """Plain lines of "label: value": a record (two such lines or more), one line whose label is
+    a label by how it is written (``_one_label``), or a short reply of one or two lines led by a
+    label of at most three words. Where the label stands makes it one, in any language; "SMOTE:
+    Synthetic ..." reads as a field too, and the rules' reading of the whole line, which names
+    the gold, is kept (``papers/reasons/readings.settle``: match first)."""
     lines = [x for x in text.splitlines() if x.strip()]
     matches = [_FIELD_LINE.match(x) for x in lines]
-    fields = [m for m in matches if m and len(m.group(1).split()) <= 4]
+    fields = [m for m in matches if m and _label_words(m.group(1)) <= 4]
     if not fields:
         return None
-    if len(fields) < 2 and not any(_one_label(m.group(1), m.group(2)) for m in fields):
+    lone = len(fields) < 2 and not any(_one_label(m.group(1), m.group(2)) for m in fields)
+    if lone and (len(lines) > 2 or _label_words(fields[0].group(1)) > 3):
         return None
     spans = []
     for line, m in zip(lines, matches, strict=True):
-        if m and len(m.group(1).split()) <= 4:
+        if m and _label_words(m.group(1)) <= 4:
             label = m.group(1).strip()
             spans += [Span(label, "label"), Span(m.group(2).strip(), "value", label)]
         else:

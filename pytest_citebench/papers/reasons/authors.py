@@ -141,10 +141,27 @@ def _compatible_given(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def same_person(a: Person, b: Person) -> bool:
-    """Surnames match and given names are compatible, in some reading of each."""
+    """Surnames match and given names are compatible, in some reading of each; or one name is
+    the other with its second surname left out ("Antonio Manuel López" for "Antonio Manuel
+    López Peña", as Spanish and Portuguese names are often cited)."""
     return any(
         sa & sb and _compatible_given(ga, gb) for sa, ga in a.readings for sb, gb in b.readings
+    ) or _second_surname_left_out(a.text, b.text)
+
+
+def _second_surname_left_out(a: str, b: str) -> bool:
+    ta, tb = _fold_tokens(a), _fold_tokens(b)
+    short, long_ = (ta, tb) if len(ta) < len(tb) else (tb, ta)
+    return (
+        len(short) >= 3
+        and len(long_) == len(short) + 1
+        and long_[: len(short)] == short
+        and not any(_is_initials(t) for t in short)
     )
+
+
+def _fold_tokens(text: str) -> list[str]:
+    return [t.casefold().strip(".,") for t in _tokens(text)]
 
 
 def _tokens(text: str) -> list[str]:

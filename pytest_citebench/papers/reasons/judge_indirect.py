@@ -217,6 +217,20 @@ def _quoted_pass(text: str) -> bool:
     return bool(passes) and not others
 
 
+_SUPPLEMENT = re.compile(
+    r"^\s*supplementa(?:ry|l)\s+(?:information|materials?|notes?|data)\s*(?:for|to|of|:)\s*"
+    r"[\"'“‘]?(?P<title>.+?)[\"'”’]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def supplemented(gold: str) -> str:
+    """The paper a supplement's gold belongs to ("Supplementary information for 'X'" -> X): the
+    sentence cites the work, and naming the paper is naming it (a frontier answer, round 6)."""
+    found = _SUPPLEMENT.match(gold)
+    return found.group("title") if found else gold
+
+
 @dataclass(frozen=True)
 class TitleReply:
     """One raw reply to an indirect prompt and what the rules read of it, each read once."""
@@ -403,8 +417,11 @@ def names_the_gold(r: TitleReply) -> Judgement | None:
     """Any title-like span that is the gold, unless the gold is the citing title itself or
     the reply offers it only as a second choice."""
     if not same_title(r.gold, r.citing):
+        golds = {r.gold, supplemented(r.gold)}
         for candidate in r.candidates:
-            if same_title(candidate, r.gold) and not _offered_as_alternative(r, candidate):
+            if any(same_title(candidate, g) for g in golds) and not _offered_as_alternative(
+                r, candidate
+            ):
                 return Judgement("correct", "the gold title", candidate)
     return None
 
