@@ -82,7 +82,7 @@ def configure(config: pytest.Config) -> None:
 def _build(config: pytest.Config, name: str) -> Model:
     import pytest
 
-    from pytest_citebench.models import Model, SamplingParams
+    from pytest_citebench.models import Budget, Model, SamplingParams
     from pytest_citebench.run.models import _model
     from pytest_citebench.run.session import SESSION_KEY
 
@@ -90,7 +90,9 @@ def _build(config: pytest.Config, name: str) -> Model:
     if session is None:
         raise pytest.UsageError("--citebench-judge needs --citebench")
     options = session.options
-    budget = next((m.budget for m in session.models if getattr(m, "budget", None)), None)
+    # The run's budget (--citebench-max-cost) counts the judge's calls too.
+    budgets = [m.budget for m in session.models if isinstance(m.budget, Budget)]
+    budget = budgets[0] if budgets else Budget(options.max_cost)
     if name in options.profiles:
         model = _model(config, options, budget, name)
     else:
@@ -227,8 +229,6 @@ def _wrong(task: Any, item: Sample, answer: str, reason: str) -> Judgement:
 
     gold = parse_authors(task.expected(item)).persons
     wrong = tuple(
-        p.text
-        for p in parse_authors(answer).persons
-        if compare_authors([p], gold).matched == 0
+        p.text for p in parse_authors(answer).persons if compare_authors([p], gold).matched == 0
     )
     return Judgement("hallucinated", reason, answer, wrong_authors=wrong)

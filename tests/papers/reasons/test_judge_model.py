@@ -2,7 +2,13 @@
 loopback stub answers both the model's and the judge's calls; both are recorded in the item's
 cassette and replay with the server stopped, to the same outcomes; mode ``unread`` leaves what
 the rules read to the rules, mode ``all`` judges every item; a judge reply that is no verdict is
-*unanswered*, said so; the disagreements are listed in every report."""
+*unanswered*, said so; the disagreements are listed in every report.
+
+Each rule was broken once and a test here failed (judge_model, judge_prompt, judge_report): mode
+unread judging every item; score ignoring the recorded verdict; a reply that is no verdict
+scored as the rules; an unknown outcome accepted; several outcomes, the first winning; the reply
+not kept on the stage; a provider failure swallowed; the disagreements not listed; their count
+off; the judge sampled at the run's temperature; the rules' outcome left out of the reason."""
 
 from __future__ import annotations
 
@@ -165,6 +171,18 @@ def test_mode_all_judges_every_item_and_lists_the_disagreements(
             "*openai/stub: 4 replies judged by openai/judge; 2 disagree with the rules*",
         ]
     )
+    # A rescore reads the recorded verdicts back, with no call (the server is stopped).
+    from pytest_citebench.commands.rescore import main as rescore
+
+    out = pytester.path / "rescored.jsonl"
+    suites = str(pytester.path / "suites")
+    assert rescore(str(pytester.path / "a.jsonl"), str(out), [suites]) == 0
+    rescored = records(out)
+    for item_id, record in a.items():
+        assert (rescored[item_id]["outcome"], rescored[item_id]["reason"]) == (
+            record["outcome"],
+            record["reason"],
+        )
     for report in ("r.md", "r.html"):
         text = (pytester.path / report).read_text()
         assert "Judge model vs rules" in text and "strict judge" in text
