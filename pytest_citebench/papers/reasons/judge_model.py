@@ -80,37 +80,45 @@ def configure(config: pytest.Config) -> None:
 
 
 def _build(config: pytest.Config, name: str) -> Model:
+    """The judge as a model: a profile's model, endpoint, parameters and key needs (its
+    sampling where it sets one), else the name on the run's endpoint; temperature 0, top_p 1
+    and 512 tokens unless a profile says otherwise; the run's retries, timeout and parameters;
+    its own ``--citebench-max-cost`` budget."""
     import pytest
 
-    from pytest_citebench.models import Budget, Model, SamplingParams
-    from pytest_citebench.run.models import _model
-    from pytest_citebench.run.session import SESSION_KEY
+    from pytest_citebench.models import Budget, Model, RetryPolicy, SamplingParams
+    from pytest_citebench.settings import Options
 
-    session = config.stash.get(SESSION_KEY, None)
-    if session is None:
-        raise pytest.UsageError("--citebench-judge needs --citebench")
-    options = session.options
-    # The run's budget (--citebench-max-cost) counts the judge's calls too.
-    budgets = [m.budget for m in session.models if isinstance(m.budget, Budget)]
-    budget = budgets[0] if budgets else Budget(options.max_cost)
-    if name in options.profiles:
-        model = _model(config, options, budget, name)
-    else:
-        params = SamplingParams(
-            temperature=JUDGE_TEMPERATURE,
-            max_tokens=JUDGE_MAX_TOKENS,
-            top_p=1.0,
-            extra=options.params.extra,
-        )
-        model = Model(
-            name,
-            params,
-            options.api_base,
-            options.retry,
-            replay_only=options.record == "none",
-            budget=budget,
-        )
-    if not model.traits.records_cassettes:
+    options = Options.from_config(config)
+    profile = options.profiles.get(name)
+
+    def pick(key: str, default: Any) -> Any:
+        value = getattr(profile, key, None)
+        return default if value is None else value
+
+    extra = {**dict(options.params.extra), **(profile.params if profile else {})}
+    params = SamplingParams(
+        temperature=float(pick("temperature", JUDGE_TEMPERATURE)),
+        max_tokens=int(pick("max_tokens", JUDGE_MAX_TOKENS)),
+        top_p=float(pick("top_p", 1.0)),
+        extra=tuple(extra.items()),
+    )
+    retry = RetryPolicy(
+        retries=int(pick("retries", options.retry.retries)),
+        timeout=float(pick("timeout", options.retry.timeout)),
+    )
+    model = Model(
+        name,
+        params,
+        pick("api_base", options.api_base),
+        retry,
+        replay_only=options.record == "none",
+        litellm_model=profile.model if profile else None,
+        system_role=profile.system_role if profile else "system",
+        needs_key=profile.needs_key if profile else True,
+        budget=Budget(options.max_cost),
+    )
+    if not model.traits.records_cassettes or name.startswith("answers:"):
         raise pytest.UsageError(
             f"--citebench-judge {name}: a judge must be a model called through litellm (its "
             "calls are recorded in each item's cassette); citebench/* baselines and answers "

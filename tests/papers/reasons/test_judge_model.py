@@ -236,3 +236,27 @@ def test_a_verdict_is_read_robustly_and_anything_else_is_no_verdict() -> None:
 
 def test_the_modes_are_the_settings_choices() -> None:
     assert SETTINGS["judge_mode"].choices == judge_model.MODES
+
+
+@pytest.mark.usefixtures("tiny", "keyed")
+def test_the_judge_from_pyproject_as_a_profile(pytester: pytest.Pytester) -> None:
+    with StubServer(stub()) as llm:
+        pytester.makepyprojecttoml(
+            '[tool.citebench]\njudge = "grader"\njudge_mode = "all"\n'
+            '[tool.citebench.models."grader"]\nmodel = "openai/judge"\n'
+            f'api_base = "{llm.url}"\nmax_tokens = 300\n'
+        )
+        run_stub(pytester, llm.url, "--citebench-task", "indirect", "--citebench-results",
+                 "a.jsonl", "--citebench-record", "once")  # fmt: skip
+        sent = [r["json"] for r in llm.requests if (r.get("json") or {}).get("model") == "judge"]
+    assert len(sent) == 4 and {r["max_tokens"] for r in sent} == {300}
+    a = records(pytester.path / "a.jsonl")
+    assert all(r["reason"].startswith("judged by grader (prompt") for r in a.values())
+
+
+@pytest.mark.usefixtures("tiny")
+@pytest.mark.parametrize("judge", ["citebench/bm25", "answers:x.jsonl"])
+def test_a_judge_that_cannot_record_is_a_usage_error(pytester: pytest.Pytester, judge: str) -> None:
+    result = pytester.runpytest("--citebench", "-p", "no:cacheprovider", "--citebench-judge", judge)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--citebench-judge*a judge must be a model called through*"])
