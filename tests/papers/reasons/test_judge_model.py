@@ -260,3 +260,20 @@ def test_a_judge_that_cannot_record_is_a_usage_error(pytester: pytest.Pytester, 
     result = pytester.runpytest("--citebench", "-p", "no:cacheprovider", "--citebench-judge", judge)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--citebench-judge*a judge must be a model called through*"])
+
+
+def test_the_question_is_the_conversation_the_final_stage_answered() -> None:
+    from pytest_citebench.api import Attempt, Sample, Stage
+    from pytest_citebench.papers.reasons.judge_model import _question
+    from pytest_citebench.papers.reasons.tasks import TASKS
+
+    sid = next(t for t in TASKS if t.name == "sid")
+    fields = json.loads(
+        (Path(__file__).parents[3] / "fixtures/suites/tiny/items.jsonl").open().readline()
+    )
+    item = Sample("tiny", fields["id"], fields, 1)
+    stages = (Stage("indirect", "pass", "pass", True), Stage("abstract", "No idea", "", False))
+    messages = _question(sid, item, Attempt(stages))
+    assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2].content == "pass" and fields["cited_abstract"] in messages[3].content
+    assert _question(sid, item, Attempt(stages[:1])) == sid.messages(item)
