@@ -84,6 +84,14 @@ def judge_calls(server: StubServer) -> int:
     return sum((r.get("json") or {}).get("model") == "judge" for r in server.requests)
 
 
+@pytest.fixture(autouse=True)
+def no_judge_left() -> Any:
+    """An in-process run configures the module's judge; no later test in this process may find
+    it (the answer corpus calls solve directly, with no run to configure it)."""
+    yield
+    judge_model.SETTINGS.model, judge_model.SETTINGS.mode = None, "unread"
+
+
 @pytest.fixture
 def keyed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0000000000")
