@@ -27,7 +27,7 @@ from pytest_citebench.papers.reasons.judge_prompt import (
 from pytest_citebench.recording import cassette_path
 from pytest_citebench.settings import SETTINGS
 from pytest_citebench.testing.stubserver import StubServer
-from tests.conftest import outcomes, run_stub
+from tests.conftest import REPO, outcomes, run_stub
 
 RUSSIAN = (
     "Эта фраза описывает архитектуру, предложенную в известной статье о механизмах внимания, "
@@ -276,9 +276,7 @@ def test_the_question_is_the_conversation_the_final_stage_answered() -> None:
     from pytest_citebench.papers.reasons.tasks import TASKS
 
     sid = next(t for t in TASKS if t.name == "sid")
-    fields = json.loads(
-        (Path(__file__).parents[3] / "fixtures/suites/tiny/items.jsonl").open().readline()
-    )
+    fields = json.loads((REPO / "fixtures/suites/tiny/items.jsonl").open().readline())
     item = Sample("tiny", fields["id"], fields, 1)
     stages = (Stage("indirect", "pass", "pass", True), Stage("abstract", "No idea", "", False))
     messages = _question(sid, item, Attempt(stages))
