@@ -92,6 +92,9 @@ _SPECS = (
     # here so that this module stays free of paper imports.
     Spec("adversarial", "choices", "the adversarial swaps", choices=("title", "abstract")),
     Spec("adversarial_threshold", "float", "a swap's minimum similarity", low=0, high=1),
+    # The REASONS judge model (papers/reasons/judge_model.py MODES, which a test keeps equal).
+    Spec("judge", "str", "the judge model"),
+    Spec("judge_mode", "choice", "where the judge model decides", choices=("unread", "all")),
 )
 SETTINGS: Mapping[str, Spec] = {spec.key: spec for spec in _SPECS}
 _SAMPLING = ("temperature", "top_p", "max_tokens")

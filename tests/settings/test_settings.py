@@ -195,6 +195,8 @@ _PYPROJECT_CASES = {
     "adversarial": '"title"',
     "adversarial_threshold": '"0.7"',
     "include_suspect": '"yes"',
+    "judge": '""',
+    "judge_mode": '"every"',
 }
 
 

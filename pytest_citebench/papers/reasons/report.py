@@ -88,10 +88,16 @@ def _charts(rows: Sequence[AdversarialRow]) -> tuple[Chart, ...]:
 
 def sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]:
     """The paper's report sections: Table 3, then the kinds of wrong citation
-    (``kinds_report``), each only when the run has something for it."""
+    (``kinds_report``), then the judge model's disagreements with the rules (``judge_report``),
+    each only when the run has something for it."""
+    from pytest_citebench.papers.reasons.judge_report import judge_sections
     from pytest_citebench.papers.reasons.kinds_report import sections as kind_sections
 
-    return [*adversarial_sections(aggregates, records), *kind_sections(aggregates, records)]
+    return [
+        *adversarial_sections(aggregates, records),
+        *kind_sections(aggregates, records),
+        *judge_sections(records),
+    ]
 
 
 def adversarial_sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]:

@@ -393,9 +393,10 @@ class _Reasons(Task):
     async def looked_up(self, item: Sample, attempt: Attempt) -> Attempt:
         """The attempt with a live title lookup on its final stage, when the run asked for one
         (``--citebench-title-lookup live``) and the kind of a wrong title needs it."""
+        from pytest_citebench.papers.reasons.judge_model import with_judge
         from pytest_citebench.papers.reasons.title_lookup import with_lookup
 
-        return await with_lookup(self.judge, item, attempt)
+        return await with_judge(self, item, await with_lookup(self.judge, item, attempt))
 
     def restage(self, item: Sample, attempt: Attempt, corpus: str | None) -> Attempt:
         """Every recorded stage parsed again from its raw text (``rescore``); what a stage
@@ -411,6 +412,12 @@ class _Reasons(Task):
         return Attempt(tuple(stages), corpus=corpus)
 
     def score(self, item: Sample, attempt: Attempt) -> ItemScore:
+        """The rules' score, or the judge model's where its recorded verdict applies."""
+        from pytest_citebench.papers.reasons.judge_model import judged
+
+        return judged(self, item, attempt, self.score_by_rules(item, attempt))
+
+    def score_by_rules(self, item: Sample, attempt: Attempt) -> ItemScore:
         """Scored from the final stage's *raw* text, so a rescore applies today's parser; pure:
         the corpus it reads is the one ``solve`` or ``restage`` put on the attempt."""
         expected = self.expected(item)
@@ -469,7 +476,9 @@ class _Reasons(Task):
                     "no title or names in their style or language (scored unanswered; "
                     "docs/outcomes.md)"
                 )
-        return lines
+        from pytest_citebench.papers.reasons.judge_report import judge_lines
+
+        return lines + judge_lines(self.name, records)
 
 
 class Indirect(_Reasons):
