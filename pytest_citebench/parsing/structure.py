@@ -61,7 +61,10 @@ class Structure:
 
 _FENCED = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.-]*")
-_PROGRAM_KEY = re.compile(r"^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*\s*:")
+#: A program's key on one line: "cited_title:", or a one-word key before a quoted value.
+_PROGRAM_KEY = re.compile(
+    r"^(?:[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+\s*:|[a-z][a-z0-9]*\s*:\s*[\"'\[{])"
+)
 _KEY_LINE = re.compile(r"^\s*[\w\"'.-]+\s*[:=]", re.MULTILINE)
 
 
@@ -117,8 +120,8 @@ def _yaml(text: str) -> Any:
     if not _KEY_LINE.search(text.split("\n", 1)[0]) and not text.lstrip().startswith("-"):
         raise ValueError("not a mapping or a list")
     if "\n" not in text.strip() and not _PROGRAM_KEY.match(text.strip()):
-        # One line "SMOTE: Synthetic Minority ..." is a title with a colon; one line
-        # "cited_title: ..." a program's key.
+        # One line "SMOTE: Synthetic Minority ..." or "fairseq: A Fast, ..." is a title with a
+        # colon; one line 'cited_title: ...' or 'title: "..."' a program's key and value.
         raise ValueError("one line, not a program's key")
     data = yaml.safe_load(text)
     if isinstance(data, dict) and not all(

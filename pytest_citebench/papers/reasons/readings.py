@@ -19,6 +19,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import replace
 
+from pytest_citebench.metrics.text import normalize
 from pytest_citebench.papers.reasons.judgement import Judgement
 from pytest_citebench.parsing.structure import Reading
 
@@ -30,9 +31,10 @@ def settle(rules: Judgement, structure: Judgement, reading: Reading) -> Judgemen
     """The outcome of a reply read by the rules (``rules``) and by its structure."""
     kind = reading.kind
     if rules.outcome == structure.outcome:
-        # The same outcome: a document's reason names what its parser read (the field's value,
-        # not a comment or a key the rules took for the answer).
-        return _read_as(structure, kind) if kind in DOCUMENTS else rules
+        # The same outcome: a document's reason names what its parser read when the rules
+        # judged something else (a comment or a key), not a longer span holding it.
+        inside = normalize(structure.answer) in normalize(rules.answer)
+        return _read_as(structure, kind) if kind in DOCUMENTS and not inside else rules
     if rules.outcome == "correct":
         return rules
     if structure.outcome == "correct":
