@@ -55,6 +55,10 @@ class Structure:
     spans: tuple[Span, ...]
     #: A letter's greeting or signature, or a chat message's address, was taken off.
     framed: bool = False
+    #: The whole reply is in the format (a JSON object, an HTML fragment that starts with a
+    #: tag, a LaTeX bibliography), not prose with a link or a bold word in it: its parser's
+    #: reading is the reply's.
+    document: bool = False
 
 
 # --- documents: JSON, YAML, TOML, Python, XML --------------------------------------------------
@@ -108,7 +112,7 @@ def _document(text: str) -> Structure | None:
             continue
         spans = tuple(_leaves(data)) if isinstance(data, dict | list) else ()
         if any(s.role == "value" for s in spans):
-            return Structure(kind, spans)
+            return Structure(kind, spans, document=True)
     if language in ("python", "py") or (not language and fenced):
         return _python(body)
     return None
@@ -164,7 +168,7 @@ def _python(code: str) -> Structure | None:
             visit(statement.value, name)
         elif isinstance(statement, ast.Expr):
             visit(statement.value, "")
-    return Structure("python", tuple(spans)) if spans else None
+    return Structure("python", tuple(spans), document=True) if spans else None
 
 
 def _xml(text: str) -> Structure | None:
@@ -186,7 +190,7 @@ def _xml(text: str) -> Structure | None:
             spans.extend(_leaves(" ".join(element.text.split()), element.tag))
     if root.tag.casefold() in _HTML_BLOCKS | _HTML_INLINE:
         return None  # an HTML fragment that happens to be well-formed: read as HTML
-    return Structure("xml", tuple(spans)) if spans else None
+    return Structure("xml", tuple(spans), document=True) if spans else None
 
 
 # --- HTML and LaTeX, rewritten as Markdown so one reader reads all three ---------------------
@@ -308,6 +312,7 @@ def _html_as_markdown(text: str) -> str | None:
     return re.sub(r"\n{3,}", "\n\n", "".join(parser.out)).strip()
 
 
+_LATEX_DOCUMENT = re.compile(r"\\(?:bibitem|begin\s*\{)")
 _LATEX_MARK = re.compile(r"\\(?:bibitem|begin|end|emph|textbf|textit|cite|section|newblock|item)\b")
 _LATEX_WRAP = re.compile(
     r"\\(?:emph|textit|textsl|textsc|text|mbox|url|href\{[^}]*\})\s*\{([^{}]*)\}"
@@ -380,7 +385,7 @@ def _ris(text: str) -> Structure | None:
         if value and role == "author":
             value = _inverted(value)
         spans.append(Span(value, "value" if role else "identifier", role or m.group(1)))
-    return Structure("ris", tuple(s for s in spans if s.text))
+    return Structure("ris", tuple(s for s in spans if s.text), document=True)
 
 
 def _inverted(name: str) -> str:
@@ -393,7 +398,8 @@ def _inverted(name: str) -> str:
 
 _BOLD_LABEL = re.compile(r"^\s*(\*\*|__)([^*_\n]{1,60}?)\s*[:：]?\s*\1\s*[:：\-–—]?\s*(.*)$")
 _PLAIN_LABEL = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s+(.+)$")
-_EMOJI = re.compile(r":[a-z0-9_+-]{2,30}:")
+# An emoji code (":wave:"), not a clock ("15:59:57") or a ratio.
+_EMOJI = re.compile(r"(?<!\w):[a-z_][a-z0-9_+-]{1,29}:(?!\w)")
 #: A chat message's opening address: "@asker", "Hey @you", "Hi!" (a short greeting that ends
 #: in "!" or "," before the answer on the same line).
 _ADDRESS = re.compile(
@@ -541,13 +547,15 @@ def read_reply(raw: str) -> Structure | None:
     for kind, convert in (("latex", _latex_as_markdown), ("html", _html_as_markdown)):
         converted = convert(body)
         if converted is not None:
-            return replace(_markdown(converted), kind=kind, framed=framed)
+            whole = body.lstrip().startswith("<") or bool(_LATEX_DOCUMENT.search(body))
+            return replace(_markdown(converted), kind=kind, framed=framed, document=whole)
     if framed or _MARKUP.search(body) or any(_URL.match(x.strip()) for x in body.splitlines()):
         return replace(_markdown(body), framed=framed)
     return _fields(body)
 
 
-_FIELD_LINE = re.compile(r"^\s*([^:：\n]{1,80}?)\s*[:：]\s+(\S.*)$")
+# A label holds no quote or bracket of a quoted title ('The sentence "X: Y" is ...').
+_FIELD_LINE = re.compile(r"^\s*([^:：\n\"“”«»<>]{1,80}?)\s*[:：]\s+(\S.*)$")
 
 
 def _latin(text: str) -> bool:
@@ -612,6 +620,8 @@ class Reading:
     text: str
     kind: str
     placed: bool
+    #: The reply is a document of its kind: its parser's reading is the reply's.
+    document: bool = False
 
 
 def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> Reading | None:
@@ -639,11 +649,11 @@ def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> Reading
         titled = [s for s in keyed if "title" in s.key.casefold()] or keyed
         keyed = titled[:1] if len({s.key for s in titled}) == 1 else titled
     chosen = keyed or spans
-    placed = bool(keyed) or found.framed or found.kind != "markdown"
-    placed = placed or any(s.role in ("value", "cell") for s in chosen)
+    placed = bool(keyed) or found.framed or found.document
+    placed = placed or (bool(chosen) and all(s.role in ("value", "cell") for s in chosen))
     if want == "authors" and keyed and all(_one_person(s.text) for s in keyed):
-        return Reading(", ".join(s.text for s in keyed), found.kind, placed)
-    return Reading("\n".join(s.text for s in chosen), found.kind, placed)
+        return Reading(", ".join(s.text for s in keyed), found.kind, placed, found.document)
+    return Reading("\n".join(s.text for s in chosen), found.kind, placed, found.document)
 
 
 _QUESTION_MARKS = ("?", "？", "؟", "\u037e")

@@ -23,9 +23,6 @@ from pytest_citebench.metrics.text import normalize
 from pytest_citebench.papers.reasons.judgement import Judgement
 from pytest_citebench.parsing.structure import Reading
 
-#: Formats whose parser reads a reply one way only.
-DOCUMENTS = frozenset({"json", "yaml", "toml", "xml", "python", "ris", "latex", "html"})
-
 
 def settle(rules: Judgement, structure: Judgement, reading: Reading) -> Judgement:
     """The outcome of a reply read by the rules (``rules``) and by its structure."""
@@ -34,12 +31,12 @@ def settle(rules: Judgement, structure: Judgement, reading: Reading) -> Judgemen
         # The same outcome: a document's reason names what its parser read when the rules
         # judged something else (a comment or a key), not a longer span holding it.
         inside = normalize(structure.answer) in normalize(rules.answer)
-        return _read_as(structure, kind) if kind in DOCUMENTS and not inside else rules
+        return _read_as(structure, kind) if reading.document and not inside else rules
     if rules.outcome == "correct":
         return rules
     if structure.outcome == "correct":
         return _read_as(structure, kind)
-    if kind in DOCUMENTS:
+    if reading.document:
         return _read_as(structure, kind)
     if structure.outcome == "abstained":
         return _read_as(structure, kind)
