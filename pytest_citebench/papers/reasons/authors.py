@@ -145,8 +145,23 @@ def same_person(a: Person, b: Person) -> bool:
     the other with its second surname left out ("Antonio Manuel López" for "Antonio Manuel
     López Peña", as Spanish and Portuguese names are often cited)."""
     return any(
-        sa & sb and _compatible_given(ga, gb) for sa, ga in a.readings for sb, gb in b.readings
+        (sa & sb or _transposed(sa, sb)) and _compatible_given(ga, gb)
+        for sa, ga in a.readings
+        for sb, gb in b.readings
     ) or _second_surname_left_out(a.text, b.text)
+
+
+def _transposed(xs: frozenset[str] | set[str], ys: frozenset[str] | set[str]) -> bool:
+    """A surname of five letters or more with two neighbouring letters swapped, a typing slip
+    ("Aggrawal" for "Aggarwal", as a REASONS gold has it): the letters are the same ones."""
+    for x in xs:
+        for y in ys:
+            if len(x) == len(y) >= 5 and x != y:
+                diff = [i for i in range(len(x)) if x[i] != y[i]]
+                swap = len(diff) == 2 and diff[1] == diff[0] + 1
+                if swap and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]]:
+                    return True
+    return False
 
 
 def _second_surname_left_out(a: str, b: str) -> bool:
