@@ -181,9 +181,17 @@ def lookup_of(details: Mapping[str, Any] | None, title: str) -> TitleLookup | No
     return lookup if lookup is not None and lookup.title == title else None
 
 
-def lookup_evidence(lookup: TitleLookup) -> KindOf:
+def lookup_evidence(lookup: TitleLookup, gold: str = "") -> KindOf:
     """A recorded live lookup as evidence: found is a real work, not found an invented one, a
-    failed lookup (a 429, an outage, no recording to replay) nothing."""
+    failed lookup (a 429, an outage, no recording to replay) nothing. A near miss of the gold
+    that the registry matched to the gold's own entry is no evidence either: the gold itself is
+    never evidence of another paper."""
+    if lookup.verdict == "found" and gold and _same(lookup.matched_title, gold):
+        return KindOf(
+            "unverified",
+            f"the title lookup matched the gold's own entry ({lookup.source} has "
+            f"{short(lookup.matched_title)!r}): no evidence of another paper",
+        )
     if lookup.verdict == "found":
         doi = f", {lookup.doi}" if lookup.doi else ""
         return KindOf(
@@ -278,7 +286,7 @@ def kind_of(
         if lookup is None:
             notes.append(_NO_EVIDENCE + _ASK_LIVE)
         else:
-            looked = lookup_evidence(lookup)
+            looked = lookup_evidence(lookup, str(item["cited_title"]))
             if looked.kind != "unverified":
                 return looked
             notes.append(looked.evidence)
