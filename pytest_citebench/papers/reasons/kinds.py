@@ -33,7 +33,7 @@ stage's recorded lookup, so ``rescore`` gives the same kind from the same record
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -312,3 +312,21 @@ def needs_lookup(
     if title_evidence(item, title, corpus, reply) is not None:
         return None
     return title
+
+
+def fabricated_unmeasured(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a group's *fabricated* share was not measured: some wrong citation stayed
+    *unverified*, and no record asked a registry (no live title lookup) or was found invented.
+    Such a run could give only 0; a gate on it passed at 0 (``fabricated<=0.05``) though
+    nothing was looked up. Its share is then undefined, as any metric with nothing to measure
+    on, and a gate on it fails saying so."""
+    kinds = {r.get("kind") for r in records if r.get("outcome") == "hallucinated"}
+    if "fabricated" in kinds or "unverified" not in kinds:
+        return False
+    for record in records:
+        stages = record.get("stages")
+        last = stages[-1] if isinstance(stages, list) and stages else None
+        details = last.get("details") if isinstance(last, Mapping) else None
+        if isinstance(details, Mapping) and LOOKUP_KEY in details:
+            return False
+    return True

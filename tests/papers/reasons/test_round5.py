@@ -44,3 +44,37 @@ def test_a_live_lookup_that_matched_the_golds_own_entry_is_no_evidence_of_anothe
     # another paper found is still evidence
     other = lookup(near, "found", source="openalex", matched_title="Attention Is Not All", score=1)
     assert kind_of(item(), wrong(near), corpus=None, details=other).kind == "misattributed"
+
+
+@pytest.mark.usefixtures("tiny")
+def test_a_gate_on_fabricated_fails_as_undefined_when_nothing_was_looked_up(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run without a title lookup cannot tell an invented title: every such answer is
+    *unverified*, and ``fabricated<=0.05`` passed at 0. Now the share is undefined and the gate
+    fails saying so, as any undefined metric; a run that looked titles up measures it."""
+    from pytest_citebench.testing.stubserver import StubServer
+    from tests.conftest import run_stub
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-0000000000")
+    invented = "Deep learning: A new era of computational biology"
+    with StubServer(lambda request: invented) as llm:
+        result = run_stub(
+            pytester, llm.url, "--citebench-task", "indirect", "--citebench-record", "once",
+            "--citebench-gate", "tiny:indirect:fabricated<=0.05",
+        )  # fmt: skip
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*FAIL gate tiny:indirect:fabricated<=0.05*undefined*"])
+
+
+def test_fabricated_is_measured_when_a_record_was_looked_up_or_nothing_was_unverified() -> None:
+    from pytest_citebench.papers.reasons.kinds import LOOKUP_KEY, fabricated_unmeasured
+
+    stage = {"name": "indirect", "raw": "x", "answer": "x", "abstained": False}
+    unverified = {"outcome": "hallucinated", "kind": "unverified", "stages": [stage]}
+    misattributed = {"outcome": "hallucinated", "kind": "misattributed", "stages": [stage]}
+    looked = dict(unverified, stages=[dict(stage, details={LOOKUP_KEY: {"verdict": "error"}})])
+    assert fabricated_unmeasured([unverified, misattributed])
+    assert not fabricated_unmeasured([misattributed, {"outcome": "correct"}])
+    assert not fabricated_unmeasured([unverified, looked])
+    assert not fabricated_unmeasured([unverified, dict(unverified, kind="fabricated")])
