@@ -55,6 +55,7 @@ class CitebenchSession:
         )
         if not self.is_worker:
             startup.check_gates(config, self.options, self.gates)
+            startup.check_ids(config, self.options)
             startup.check_environment()
         self.collection = Collection(self.options, self.gates, project_root(config))
         self.scheduler = Scheduler(config, self.options, self.models, is_worker=self.is_worker)

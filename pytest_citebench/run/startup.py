@@ -166,6 +166,39 @@ def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> N
         check_known(gates, tasks_by_suite)
 
 
+def check_ids(config: pytest.Config, options: Options) -> None:
+    """Every ``--citebench-id`` (or ``--citebench-ids`` line) must name an item of a suite this
+    run collects: a usage error here, on the controller.
+
+    Why at start: collection checks them too, but under xdist collection runs on the workers,
+    where a usage error is an INTERNALERROR on the controller (a typo at ``-n 0`` was a usage
+    error, at ``-n 2`` a crash). Suites that cannot be loaded are reported by collection: the
+    check is then left to it."""
+    from pytest_citebench.suites import SuiteError, discover, load_suite
+
+    if not options.selection.ids:
+        return
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        here = Path(config.invocation_params.dir)
+        roots = [here / arg.split("::")[0] for arg in config.args]
+    else:
+        roots = list(options.suites)
+    known: set[str] = set()
+    for root in roots:
+        for path in discover(root) if root.exists() else []:
+            try:
+                suite = load_suite(path)
+            except SuiteError:
+                return
+            known |= {i.id for i in suite.items}
+            known |= {f"{suite.manifest.name}::{i.id}" for i in suite.items}
+    unknown = [i for i in options.selection.ids if i not in known]
+    if unknown:
+        from pytest_citebench.run.selection import unknown_ids
+
+        raise pytest.UsageError(unknown_ids(unknown))
+
+
 def check_environment() -> None:
     """Settings read from the environment fail the run once, here, not once per item."""
     from pytest_citebench import registry
