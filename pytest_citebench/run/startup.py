@@ -66,7 +66,17 @@ def key_known_present(model: str) -> bool:
     variable is set; False means "ask litellm", never "missing"."""
     provider, slash, _ = model.partition("/")
     variable = KEY_VARIABLES.get(provider) if slash else None
-    return bool(variable and os.environ.get(variable))
+    return bool(variable and (os.environ.get(variable) or "").strip())
+
+
+def _empty_key(model: str) -> str | None:
+    """The provider's key variable when it is set to nothing but blanks (``OPENAI_API_KEY=""``,
+    what a fork's pull request gets for a secret): litellm counts such a variable as present."""
+    provider, slash, _ = model.partition("/")
+    variable = KEY_VARIABLES.get(provider) if slash else None
+    if variable and variable in os.environ and not os.environ[variable].strip():
+        return variable
+    return None
 
 
 def check_keys(options: Options, models: Sequence[Model]) -> None:
@@ -79,6 +89,14 @@ def check_keys(options: Options, models: Sequence[Model]) -> None:
             continue
         if key_known_present(model.litellm_model or model.name):
             continue
+        empty = _empty_key(model.litellm_model or model.name)
+        if empty:
+            raise pytest.UsageError(
+                f"--citebench-model {model.name}: recording needs the provider's key in "
+                f"${empty}, which is set but empty (a fork's pull request gets an empty secret): "
+                "every call would fail \"missing credentials\". Set the key, or replay the "
+                "committed cassettes without --citebench-record."
+            )
         from pytest_citebench.models.litellm_backend import missing_key
 
         missing = missing_key(model.litellm_model or model.name, model.api_base)
