@@ -78,3 +78,31 @@ def test_fabricated_is_measured_when_a_record_was_looked_up_or_nothing_was_unver
     assert not fabricated_unmeasured([misattributed, {"outcome": "correct"}])
     assert not fabricated_unmeasured([unverified, looked])
     assert not fabricated_unmeasured([unverified, dict(unverified, kind="fabricated")])
+
+
+ENTRY = (
+    "[12] J. Smith, A. Lee, and B. Chen. Learning molecular scaolds for drug design with "
+    "graph networks. In Proc. NeurIPS, pages 1–9, 2019. arXiv:1901.00001."
+)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Learning Molecular Scaffolds for Drug Design with Graph Networks",
+        "Learning molecular scaolds for drug design with graph networks",  # copied as scraped
+        "Learning molecular sca olds for drug design with graph net works",  # spacing too
+    ],
+)
+def test_a_title_in_the_prompts_sentence_with_a_lost_ligature_is_misattributed(title: str) -> None:
+    """The sentence is a reference entry whose PDF extraction lost "ff" ("scaolds"): the model
+    named the entry's paper, a real one. Compared word for word it was "not in the prompt" and
+    left *unverified*; compared as the gold audit compares, it is found there."""
+    from pytest_citebench.papers.reasons.kinds import kind_of
+    from tests.papers.reasons.test_kinds import item, wrong
+
+    found = kind_of(item(sentence=ENTRY), wrong(title), corpus=None)
+    assert found.kind == "misattributed" and "copied from the item's sentence" in found.evidence
+    # a title that is not in the entry stays unverified
+    other = kind_of(item(sentence=ENTRY), wrong("Learning Molecular Graphs for Drugs"), corpus=None)
+    assert other.kind == "unverified"
