@@ -3,6 +3,9 @@ end the item as an error; each with the reply as a task judges it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.papers.reasons.test_scorer6 import GOLD, ITEM, judge
@@ -106,3 +109,25 @@ def test_a_title_in_the_prompts_sentence_with_a_lost_ligature_is_misattributed(t
     # a title that is not in the entry stays unverified
     other = kind_of(item(sentence=ENTRY), wrong("Learning Molecular Graphs for Drugs"), corpus=None)
     assert other.kind == "unverified"
+
+
+def test_audit_keeps_a_flag_set_by_hand_that_no_detector_gives(
+    tiny: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reader's ``wrong_gold`` (a class no detector gives) made ``audit`` fail the suite as
+    stale, telling the user to re-import a suite that was never imported."""
+    from pytest_citebench.papers.reasons.audit_command import main
+
+    lines = (tiny / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    item = json.loads(lines[0])
+    item.update(gold_flags=["wrong_gold"], gold_reason="a reader found the gold is another paper")
+    lines[0] = json.dumps(item)
+    (tiny / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main([str(tiny)]) == 0, capsys.readouterr().out
+    # a detector flag the detectors do not give is still stale, and the fix says both ways
+    item.update(gold_flags=["wrong_gold", "gold_is_citing"])
+    lines[0] = json.dumps(item)
+    (tiny / "items.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main([str(tiny)]) == 1
+    out = capsys.readouterr().out
+    assert "if it was imported" in out and "audit --json" in out
