@@ -94,7 +94,7 @@ def check_keys(options: Options, models: Sequence[Model]) -> None:
             raise pytest.UsageError(
                 f"--citebench-model {model.name}: recording needs the provider's key in "
                 f"${empty}, which is set but empty (a fork's pull request gets an empty secret): "
-                "every call would fail \"missing credentials\". Set the key, or replay the "
+                'every call would fail "missing credentials". Set the key, or replay the '
                 "committed cassettes without --citebench-record."
             )
         from pytest_citebench.models.litellm_backend import missing_key

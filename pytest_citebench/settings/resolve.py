@@ -7,6 +7,7 @@ pyproject.toml exactly like a core one, and a malformed file is the same clear u
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tomllib
@@ -376,7 +377,7 @@ def _moving_values(config: pytest.Config) -> list[str]:
     here = Path(config.invocation_params.dir)
     positional = {str(a) for a in config.args} if _positional_paths(config) else set()
     moved = []
-    for before, value in zip(args, args[1:], strict=False):
+    for before, value in itertools.pairwise(args):
         if (
             before.startswith("--")
             and "=" not in before

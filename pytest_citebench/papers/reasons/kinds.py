@@ -80,7 +80,8 @@ def _same(a: str, b: str) -> bool:
 def copied_from_sentence(title: str, sentence: str) -> bool:
     """The title stands in the sentence (word for word, or as the gold audit compares), and the
     sentence is a reference entry (``audit.is_reference_entry``): the model named the paper the
-    entry describes. Prose copied back ("Visualization techniques have been developed to ...") is no paper's title."""
+    entry describes. Prose copied back ("Visualization techniques have been developed to ...")
+    is no paper's title."""
     from pytest_citebench.metrics.text import title_words
     from pytest_citebench.papers.reasons.audit import is_reference_entry, stands_in
 

@@ -412,7 +412,6 @@ class _Reasons(Task):
         """``unread``: the share of scored replies whose reason says the rules could not read
         them (Wilson 95% CI)."""
         from pytest_citebench.metrics.stats import wilson_ci
-
         from pytest_citebench.papers.reasons.kinds import fabricated_unmeasured
 
         n = len(records)
