@@ -192,6 +192,7 @@ def check_ids(config: pytest.Config, options: Options) -> None:
     where a usage error is an INTERNALERROR on the controller (a typo at ``-n 0`` was a usage
     error, at ``-n 2`` a crash). Suites that cannot be loaded are reported by collection: the
     check is then left to it."""
+    from pytest_citebench import registry
     from pytest_citebench.suites import SuiteError, discover, load_suite
 
     if not options.selection.ids:
@@ -210,7 +211,16 @@ def check_ids(config: pytest.Config, options: Options) -> None:
                 return
             known |= {i.id for i in suite.items}
             known |= {f"{suite.manifest.name}::{i.id}" for i in suite.items}
-    unknown = [i for i in options.selection.ids if i not in known]
+    # SUITE::ID of a derived suite (reasons/nlp+swap-title::ID) names its base suite's item.
+    unknown = [
+        i
+        for i in options.selection.ids
+        if i not in known
+        and not (
+            "::" in i
+            and f"{registry.split_variant(i.split('::', 1)[0])[0]}::{i.split('::', 1)[1]}" in known
+        )
+    ]
     if unknown:
         from pytest_citebench.run.selection import unknown_ids
 
