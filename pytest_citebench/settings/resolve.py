@@ -363,7 +363,8 @@ def project_root(config: pytest.Config) -> Path:
     project) that is a folder above both, whose cassettes/ and settings nobody meant. The
     project the run was started in is then the one whose settings apply."""
     root = Path(config.rootpath)
-    if config.inipath is not None or config.getoption("rootdir", None):
+    # A stand-in for pytest's Config that knows only its root (a paper's own tests): that root.
+    if getattr(config, "inipath", root) is not None or config.getoption("rootdir", None):
         return root
     found = _config_above(Path(config.invocation_params.dir))
     return found.parent if found is not None else root
