@@ -479,15 +479,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A shard that the hash left empty ran nothing wrong: exit 0, not 5 (no tests), so a CI
-    matrix wider than a small suite stays green."""
+    matrix wider than a small suite stays green. Nor did a resumed run whose items were all
+    done (a CI retry of a finished shard): its gates were read on the resumed records, and
+    "gates passed" with exit 5 failed the retry."""
     config = session.config
     cb = _session(config) if _active(config) else None
-    if (
-        cb is not None
-        and cb.options.shard is not None
-        and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
-        and config.stash.get(_SHARD_DESELECTED, 0) > 0
-    ):
+    if cb is None or exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+        return
+    empty_shard = cb.options.shard is not None and config.stash.get(_SHARD_DESELECTED, 0) > 0
+    if empty_shard or cb.ledger.resumed_replayed:
         session.exitstatus = pytest.ExitCode.OK
 
 

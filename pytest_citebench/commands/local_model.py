@@ -191,7 +191,7 @@ def _serve(args: argparse.Namespace, m: LocalModel) -> int:
     process = start_server(args.python, m, args.port, args.n_ctx, log, detach=args.detach)
     pid_file = _pid_file(m)
     pid_file.parent.mkdir(parents=True, exist_ok=True)
-    pid_file.write_text(f"{process.pid}\n", encoding="utf-8")
+    pid_file.write_text(f"{process.pid}\n{_started(process.pid)}\n", encoding="utf-8")
     where = f"{m.profile} on http://127.0.0.1:{args.port}/v1 (log: {log})"
     stop = f"python -m pytest_citebench local-model stop {m.name}"
     if args.detach:
@@ -218,18 +218,77 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _started(pid: int) -> str:
+    """When the process ``pid`` started, as the kernel counts it (``/proc/PID/stat``'s field
+    22); "" where there is no /proc. A pid names a process only while it lives: a pid file
+    outliving its server names whatever process the system gave that number next."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _command_line(pid: int) -> str:
+    """The process's command line, for a pid file that recorded no start time."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return raw.replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        pass
+    try:
+        done = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip()
+
+
+def _ours(pid: int, started: str) -> bool:
+    """Whether ``pid`` is still the server ``serve`` started: the start time it recorded, or,
+    with none recorded, a llama.cpp server's command line. Unknown is not ours."""
+    if started:
+        return _started(pid) == started
+    return "llama_cpp.server" in _command_line(pid)
+
+
 def _stop(args: argparse.Namespace, m: LocalModel) -> int:
     """End the server ``serve`` started for this model (its pid file names it): SIGTERM, then
-    SIGKILL after 10 s. No pid file, or a process already gone: said, exit 1."""
+    SIGKILL after 10 s. No pid file, or a process already gone: said, exit 1.
+
+    Only that server is signalled: a pid file holding 0 or a negative number (which
+    ``kill`` reads as every process of a group, or every process the user may signal) or 1
+    is refused, and so is a live pid that is no longer the server (a stale file: the system
+    gave its number to another process)."""
     import signal
 
     pid_file = _pid_file(m)
     try:
-        pid = int(pid_file.read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
+        lines = pid_file.read_text(encoding="utf-8").split()
+        pid = int(lines[0])
+        started = lines[1] if len(lines) > 1 else ""
+    except (OSError, ValueError, IndexError):
         print(
             f"local-model stop: no server of {m.name} started by `serve` ({pid_file} is missing "
             "or unreadable); a server started otherwise is stopped where it was started",
+            file=sys.stderr,
+        )
+        return 1
+    if pid <= 1:
+        print(
+            f"local-model stop: {pid_file} holds {pid}, which is no server's pid (kill would "
+            "signal many processes); nothing was signalled. Delete the file, and stop the "
+            "server where it was started",
+            file=sys.stderr,
+        )
+        return 1
+    if _alive(pid) and not _ours(pid, started):
+        pid_file.unlink(missing_ok=True)
+        print(
+            f"local-model stop: {m.name}'s server (pid {pid}) had already ended, and pid {pid} "
+            "is now another process: nothing was signalled; the stale pid file is removed",
             file=sys.stderr,
         )
         return 1

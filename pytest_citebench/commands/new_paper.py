@@ -17,7 +17,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_citebench.commands.new_suite import ScaffoldError, refuse_existing
+from pytest_citebench.commands.new_suite import (
+    ScaffoldError,
+    refuse_existing,
+    refuse_file_in_the_way,
+)
 from pytest_citebench.suites import MANIFEST_NAME, write_manifest
 
 _IDENT = re.compile(r"[a-z][a-z0-9_]{0,40}")
@@ -178,6 +182,21 @@ class ScaffoldedPaper:
     files: tuple[Path, ...]
 
 
+def _refuse_a_taken_task(task: str) -> None:
+    """``ScaffoldError`` for a task name an installed paper already has: the package scaffolded
+    happily, and once installed every citebench run in that environment failed at start
+    ("registered twice")."""
+    from pytest_citebench import registry
+
+    if task in registry.names():
+        owner = registry.paper_of(task).name
+        raise ScaffoldError(
+            f"task name {task!r} is already a task of the installed paper {owner!r}: installed "
+            "beside it, the new paper would stop every citebench run at start (a task is "
+            "registered once); choose another --task name"
+        )
+
+
 def scaffold_paper(
     directory: Path, *, name: str, task: str, title: str | None = None, force: bool = False
 ) -> ScaffoldedPaper:
@@ -186,6 +205,7 @@ def scaffold_paper(
         raise ScaffoldError(f"paper name {name!r}: a Python package name (a-z, 0-9, _)")
     if not _IDENT.fullmatch(task):
         raise ScaffoldError(f"task name {task!r}: lower-case letters, digits and _")
+    _refuse_a_taken_task(task)
     pyproject = directory / "pyproject.toml"
     title = title or f"TODO: the paper behind {name}"
     cls = "".join(part.capitalize() for part in task.split("_")) or "Task"
@@ -212,6 +232,7 @@ def scaffold_paper(
         + "\n",
         suite / "corpus.jsonl": "".join(json.dumps(p) + "\n" for p in _CORPUS),
     }
+    refuse_file_in_the_way([*files, suite / MANIFEST_NAME])
     refuse_existing([*files, suite / MANIFEST_NAME], force=force)
     for folder in (directory / name, directory / "tests", suite):
         folder.mkdir(parents=True, exist_ok=True)

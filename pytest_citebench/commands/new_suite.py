@@ -233,6 +233,21 @@ def refuse_existing(files: Sequence[Path], *, force: bool) -> None:
         )
 
 
+def refuse_file_in_the_way(files: Sequence[Path]) -> None:
+    """``ScaffoldError`` when a folder the scaffold must create is an existing file (or lies
+    under one): ``new-suite notes.txt`` ended in a FileExistsError traceback. ``--force``
+    overwrites files in a folder, never a file standing where a folder goes."""
+    for path in files:
+        for folder in path.parents:
+            if folder.exists() or folder.is_symlink():
+                if not folder.is_dir():
+                    raise ScaffoldError(
+                        f"{folder} is a file, not a folder: the scaffold writes {path} under "
+                        "it; choose another folder (or move the file)"
+                    )
+                break
+
+
 def scaffold(
     directory: Path,
     *,
@@ -262,6 +277,7 @@ def scaffold(
     files = [manifest, directory / "items.jsonl", directory / "README.md"]
     if corpus:
         files.append(directory / "corpus.jsonl")
+    refuse_file_in_the_way(files)
     refuse_existing(files, force=force)
     source = {
         "paper": paper or f"{TODO}: the paper or dataset these items come from",

@@ -17,6 +17,7 @@ that was not escalated then, the rescored record scores the last stage that exis
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -158,6 +159,7 @@ def rescore_record(
     stages = [_stage(s, n, where) for n, s in enumerate(record.get("stages") or [], start=1)]
     if not stages:
         raise ValueError(f"{where}{record['item_id']}: no stages recorded, nothing to rescore")
+    _refuse_unnumbered_rag(record, where)
     attempt = Attempt(tuple(stages))
     corpus = suite.manifest.corpus_file
     try:
@@ -180,6 +182,31 @@ def rescore_record(
         kind=score.kind,
     )
     return out
+
+
+#: A retrieved paper cited by its number, as a RAG prompt lists them ("[2]").
+_RANK = re.compile(r"\[\d{1,3}\]")
+#: Where a stage keeps the numbered papers its RAG prompt showed (``ScoredStage.details``).
+_SHOWN = "shown"
+
+
+def _refuse_unnumbered_rag(record: Mapping[str, Any], where: str) -> None:
+    """A ValueError for a retrieval-wrapped model's record (``<model>+rag-<kind>``) made before
+    stages kept the papers their prompt numbered: a reply citing "[1]" can no longer be read
+    (no model call is made, and the list was not kept), so today's rules would judge it as
+    naming nothing and stamp it with today's scorer, and ``baseline compare`` then reported
+    the rescore as the model's change. Such a record is rerun, not rescored."""
+    if "+rag-" not in str(record.get("model", "")):
+        return
+    for number, stage in enumerate(record.get("stages") or [], start=1):
+        details = stage.get("details")
+        kept = isinstance(details, dict) and _SHOWN in details
+        if not kept and _RANK.search(str(stage.get("raw", ""))):
+            raise ValueError(
+                f"{where}{record['item_id']}: stage {number} of a RAG run cites a retrieved "
+                "paper by number, and the record was made before the numbered papers were kept "
+                f"with it: what it cites cannot be read again; {_CANNOT}"
+            )
 
 
 def rescore_file(path: Path, out: Path | None, suites: Sequence[Path]) -> tuple[Path, RescoreStats]:

@@ -11,6 +11,7 @@ text, the answer field's value. A reply with none is returned as it is.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import re
@@ -18,12 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 _THINK_TAGS = "think|thinking|reasoning|thought"
-_THINK_BLOCK = re.compile(rf"<({_THINK_TAGS})>.*?</\1>", re.IGNORECASE | re.DOTALL)
+# Every opening or closing think tag, in one linear pass (see _blocks).
+_THINK_TAG = re.compile(rf"<(/?)({_THINK_TAGS})>", re.IGNORECASE)
 # A chat template that opens the block itself leaves only the closing tag in the reply.
 _THINK_CLOSE = re.compile(rf"</(?:{_THINK_TAGS})>", re.IGNORECASE)
 _THINK_OPEN = re.compile(rf"<(?:{_THINK_TAGS})>", re.IGNORECASE)
 _ANSWER_TAGS = "answer|final_answer|final-answer|final|response|result"
-_ANSWER_BLOCK = re.compile(rf"<({_ANSWER_TAGS})>(.*?)</\1>", re.IGNORECASE | re.DOTALL)
+_ANSWER_TAG = re.compile(rf"<(/?)({_ANSWER_TAGS})>", re.IGNORECASE)
 # An answer tag the reply never closed (cut by the token limit, or forgotten) runs to the end.
 _ANSWER_OPEN = re.compile(rf"<(?:{_ANSWER_TAGS})>(.*)\Z", re.IGNORECASE | re.DOTALL)
 _FENCE = re.compile(r"\A```[a-zA-Z]*\s*\n?(.*?)\n?```\s*\Z", re.DOTALL)
@@ -62,8 +64,10 @@ def unwrap(raw: str, prefer: tuple[str, ...] = ()) -> Unwrapped:
     authors reads "authors" before "title"); ``raw`` itself when it has no envelope. Cached:
     a stage's parse and its judgement read the same reply."""
     text, envelope = raw, ""
-    if _THINK_BLOCK.search(text) or _THINK_CLOSE.search(text):
-        text = _THINK_BLOCK.sub(" ", text)
+    thinking = _blocks(text, _THINK_TAG)
+    if thinking or _THINK_CLOSE.search(text):
+        for start, _, _, end in reversed(thinking):
+            text = text[:start] + " " + text[end:]
         closes = list(_THINK_CLOSE.finditer(text))
         if closes:
             text = text[closes[-1].end() :]
@@ -71,9 +75,14 @@ def unwrap(raw: str, prefer: tuple[str, ...] = ()) -> Unwrapped:
     elif _THINK_OPEN.search(text):
         # Thinking never closed: the model ran out of tokens, or never answered.
         return Unwrapped("", "the reply after a reasoning block that never ends")
-    tagged = _ANSWER_BLOCK.findall(text)
+    tagged = _blocks(text, _ANSWER_TAG)
     if tagged:
-        return Unwrapped(tagged[-1][1].strip(), "the text of its <answer> tag")
+        # Tags nested in tags (<response><answer>...</answer></response>): the innermost text.
+        while tagged:
+            _, inner_start, inner_end, _ = tagged[-1]
+            text = text[inner_start:inner_end]
+            tagged = _blocks(text, _ANSWER_TAG)
+        return Unwrapped(text.strip(), "the text of its <answer> tag")
     cut = _ANSWER_OPEN.search(text)
     if cut:
         return Unwrapped(cut.group(1).strip(), "the text of its unclosed <answer> tag")
@@ -94,6 +103,10 @@ def _json_answer(text: str, prefer: tuple[str, ...]) -> str | None:
         return None
     try:
         data = json.loads(body)
+    except RecursionError:
+        # Nested deeper than the parser goes (a model looping on "[" or "{"): no answer field
+        # a person could point at, and never an error that ends the item.
+        return None
     except ValueError:
         field = _ANSWER_FIELD.search(body)
         if field is None:
@@ -102,7 +115,10 @@ def _json_answer(text: str, prefer: tuple[str, ...]) -> str | None:
             return str(json.loads(f'"{field.group(2)}"'))
         except ValueError:
             return field.group(2)
-    return _field(data, prefer) if isinstance(data, dict) else None
+    try:
+        return _field(data, prefer) if isinstance(data, dict) else None
+    except RecursionError:
+        return None
 
 
 def _field(data: dict[str, Any], prefer: tuple[str, ...]) -> str | None:
@@ -123,3 +139,32 @@ def _as_text(value: Any, prefer: tuple[str, ...]) -> str:
         found = _field(value, prefer)
         return found if found is not None else ""
     return str(value)
+
+
+def _blocks(text: str, tag: re.Pattern[str]) -> list[tuple[int, int, int, int]]:
+    """The blocks ``<t>...</t>`` of ``tag``'s names in ``text``, as a lazy regex with a
+    backreference finds them (left to right, each from an opening tag to the first closing tag
+    of the same name, case ignored, not overlapping): (start, inner start, inner end, end).
+
+    One pass over the tags with a search per opening tag, instead of that regex: on a reply of
+    one tag repeated (a model looping on a special token) the regex tried every opening tag
+    against the whole rest of the reply, and scoring one reply took minutes."""
+    opens: list[tuple[int, int, str]] = []
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for found in tag.finditer(text):
+        name = found.group(2).casefold()
+        if found.group(1):
+            closes.setdefault(name, []).append((found.start(), found.end()))
+        else:
+            opens.append((found.start(), found.end(), name))
+    blocks: list[tuple[int, int, int, int]] = []
+    after = 0
+    for start, inner, name in opens:
+        if start < after:
+            continue
+        ends = closes.get(name, [])
+        at = bisect.bisect_left(ends, (inner, inner))
+        if at < len(ends):
+            blocks.append((start, inner, ends[at][0], ends[at][1]))
+            after = ends[at][1]
+    return blocks

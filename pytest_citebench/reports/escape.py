@@ -30,6 +30,20 @@ def terminal(text: object) -> str:
     return _UNSAFE.sub(_visible, str(text))
 
 
+def one_line(text: object) -> str:
+    """``text`` as one terminal line: controls made visible (``terminal``) and each line break
+    written as ``\\n``. For a field printed after a label ("why:", "expected:"): a registry
+    title or a model's answer with a line break could otherwise print a line of its own that
+    reads as the run's ("verdict: all gates passed")."""
+    return terminal(re.sub(r"\r\n|[\n\r]", "\\\\n", str(text)))
+
+
+def indented(text: object, indent: str) -> str:
+    """``text`` (several lines kept) with every line after the first under ``indent``, so no
+    line of it starts where the run's own lines start."""
+    return terminal(("\n" + indent).join(str(text).splitlines()))
+
+
 def markdown_cell(text: object) -> str:
     """``text`` as one Markdown table cell: controls made visible, line breaks flattened, HTML
     shown as text (``&lt;script&gt;``), ``|`` escaped so the row keeps its columns."""

@@ -416,13 +416,19 @@ def compare(
         # Kinds are compared only where the records tell them: records from before kinds (or of
         # a task without them) would add tests that can show nothing, and dilute the others'
         # p-value correction.
-        kinded = any(r.get("kind") for pair in pairs for r in pair)
+        # A kind is decided on evidence a task keeps beside the final stage (a live title
+        # lookup): a pair whose two records saw different evidence measured two different
+        # things, and byte-identical answers read "fabricated" in one run and "unverified" in
+        # the other. Such pairs are not compared on kinds.
+        like = [(b, n) for b, n in pairs if _evidence(b) == _evidence(n)]
+        kinded = any(r.get("kind") for pair in like for r in pair)
         for metric, spec in compared_metrics(task).items():
             if spec.kind is not None and not kinded:
                 continue
             if spec.paired_test == "mcnemar":
-                if pairs:
-                    deltas.append(_share_delta(key, metric, spec, pairs, tolerance))
+                chosen = like if spec.kind is not None else pairs
+                if chosen:
+                    deltas.append(_share_delta(key, metric, spec, chosen, tolerance))
             else:
                 delta = _mean_delta(key, metric, spec, pairs, tolerance)
                 if delta is not None:
@@ -434,6 +440,16 @@ def compare(
         )
     _adjust(result)
     return result
+
+
+def _evidence(record: Mapping[str, Any]) -> frozenset[str]:
+    """What a record's task kept beside its final stage (``ScoredStage.details``'s keys): the
+    evidence its kind was decided on."""
+    stages = record.get("stages")
+    if not isinstance(stages, list) or not stages or not isinstance(stages[-1], Mapping):
+        return frozenset()
+    details = stages[-1].get("details")
+    return frozenset(details) if isinstance(details, Mapping) else frozenset()
 
 
 def _scorer(record: Mapping[str, Any]) -> str:

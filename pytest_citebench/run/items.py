@@ -228,15 +228,23 @@ class CaseItem(pytest.Item):
 
 def describe(result: ItemResult, why: str) -> str:
     """A failed case for a reader: expected against given, and the raw text only if it differs."""
+    from pytest_citebench.reports.escape import indented, one_line
+
     lines = [f"{result.suite}::{result.item_id} [{result.task}] on {result.model}: {why}"]
     if result.error:
         lines.append(result.error)
     else:
-        lines += [f"  expected: {result.expected}", f"  given:    {result.answer}"]
+        # Untrusted fields (the gold, the answer, a reason quoting a registry's title) on one
+        # line each, the raw reply indented: none can print a line that reads as the run's.
+        lines += [
+            f"  expected: {one_line(result.expected)}",
+            f"  given:    {one_line(result.answer)}",
+        ]
         if result.reason:
-            lines.append(f"  why:      {result.reason}")
+            lines.append(f"  why:      {one_line(result.reason)}")
         if result.raw_answer and result.raw_answer.strip() != result.answer:
-            lines.append(f"  raw:      {result.raw_answer.strip()[:500]}")
+            raw = result.raw_answer.strip()[:500]
+            lines.append(f"  raw:      {indented(raw, ' ' * 12)}")
         if result.metrics:
             metrics = ", ".join(f"{k}={v:.3f}" for k, v in sorted(result.metrics.items()))
             lines.append(f"  metrics:  {metrics}")

@@ -31,6 +31,15 @@ def _rank(seed: int, suite: str, item_id: str) -> bytes:
     return hashlib.sha256(f"{seed}\0{suite}\0{item_id}".encode()).digest()
 
 
+def unknown_ids(unknown: Sequence[str]) -> str:
+    """The usage error for ids no collected item has (at start-up and at collection alike)."""
+    return (
+        f"--citebench-id: no collected item has the id {', '.join(map(repr, unknown))}; "
+        "ids match a suite item's id (or SUITE::ID) exactly, among the suites and tasks "
+        "this run collects"
+    )
+
+
 def select(items: Sequence[Any], selection: Selection) -> tuple[list[Any], list[Any]]:
     """(kept, deselected), each in collection order. Items that are not citebench cases (an
     invalid suite's failing test, the user's own tests) are always kept; skipped adversarial
@@ -50,11 +59,7 @@ def select(items: Sequence[Any], selection: Selection) -> tuple[list[Any], list[
             keep[n] = bool(names)
         unknown = [i for i in selection.ids if i not in seen]
         if unknown:
-            raise SelectionError(
-                f"--citebench-id: no collected item has the id {', '.join(map(repr, unknown))}; "
-                "ids match a suite item's id (or SUITE::ID) exactly, among the suites and tasks "
-                "this run collects"
-            )
+            raise SelectionError(unknown_ids(unknown))
     if selection.sample is not None:
         strata: dict[tuple[str, str], set[str]] = defaultdict(set)
         for n, item in enumerate(items):

@@ -19,7 +19,7 @@ from pytest_citebench.run.collection import Collection
 from pytest_citebench.run.ledger import Ledger
 from pytest_citebench.run.models import plain_models, with_rag, worker_options
 from pytest_citebench.run.scheduler import Scheduler
-from pytest_citebench.settings import Options
+from pytest_citebench.settings import Options, project_root
 
 if TYPE_CHECKING:
     from pytest_citebench.reports.conclude import Conclusion
@@ -55,8 +55,9 @@ class CitebenchSession:
         )
         if not self.is_worker:
             startup.check_gates(config, self.options, self.gates)
+            startup.check_ids(config, self.options)
             startup.check_environment()
-        self.collection = Collection(self.options, self.gates, Path(config.rootpath))
+        self.collection = Collection(self.options, self.gates, project_root(config))
         self.scheduler = Scheduler(config, self.options, self.models, is_worker=self.is_worker)
         self.ledger = Ledger(
             self.options, is_worker=self.is_worker, collect_only=bool(config.option.collectonly)
@@ -70,7 +71,7 @@ class CitebenchSession:
         self.written_reports: list[tuple[str, Path]] = []
         if not self.is_worker:
             startup.check_output_paths(
-                self.options, self.models, pyproject=Path(config.rootpath) / "pyproject.toml"
+                self.options, self.models, pyproject=project_root(config) / "pyproject.toml"
             )
             # Last: nothing after it may fail, or the file would stay locked for nothing.
             self.ledger.open()

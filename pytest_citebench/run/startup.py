@@ -66,7 +66,17 @@ def key_known_present(model: str) -> bool:
     variable is set; False means "ask litellm", never "missing"."""
     provider, slash, _ = model.partition("/")
     variable = KEY_VARIABLES.get(provider) if slash else None
-    return bool(variable and os.environ.get(variable))
+    return bool(variable and (os.environ.get(variable) or "").strip())
+
+
+def _empty_key(model: str) -> str | None:
+    """The provider's key variable when it is set to nothing but blanks (``OPENAI_API_KEY=""``,
+    what a fork's pull request gets for a secret): litellm counts such a variable as present."""
+    provider, slash, _ = model.partition("/")
+    variable = KEY_VARIABLES.get(provider) if slash else None
+    if variable and variable in os.environ and not os.environ[variable].strip():
+        return variable
+    return None
 
 
 def check_keys(options: Options, models: Sequence[Model]) -> None:
@@ -79,6 +89,14 @@ def check_keys(options: Options, models: Sequence[Model]) -> None:
             continue
         if key_known_present(model.litellm_model or model.name):
             continue
+        empty = _empty_key(model.litellm_model or model.name)
+        if empty:
+            raise pytest.UsageError(
+                f"--citebench-model {model.name}: recording needs the provider's key in "
+                f"${empty}, which is set but empty (a fork's pull request gets an empty secret): "
+                'every call would fail "missing credentials". Set the key, or replay the '
+                "committed cassettes without --citebench-record."
+            )
         from pytest_citebench.models.litellm_backend import missing_key
 
         missing = missing_key(model.litellm_model or model.name, model.api_base)
@@ -164,6 +182,49 @@ def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> N
                 add_manifest_gates(gates, manifest, skip_bad=True)
     if complete:
         check_known(gates, tasks_by_suite)
+
+
+def check_ids(config: pytest.Config, options: Options) -> None:
+    """Every ``--citebench-id`` (or ``--citebench-ids`` line) must name an item of a suite this
+    run collects: a usage error here, on the controller.
+
+    Why at start: collection checks them too, but under xdist collection runs on the workers,
+    where a usage error is an INTERNALERROR on the controller (a typo at ``-n 0`` was a usage
+    error, at ``-n 2`` a crash). Suites that cannot be loaded are reported by collection: the
+    check is then left to it."""
+    from pytest_citebench import registry
+    from pytest_citebench.suites import SuiteError, discover, load_suite
+
+    if not options.selection.ids:
+        return
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        here = Path(config.invocation_params.dir)
+        roots = [here / arg.split("::")[0] for arg in config.args]
+    else:
+        roots = list(options.suites)
+    known: set[str] = set()
+    for root in roots:
+        for path in discover(root) if root.exists() else []:
+            try:
+                suite = load_suite(path)
+            except SuiteError:
+                return
+            known |= {i.id for i in suite.items}
+            known |= {f"{suite.manifest.name}::{i.id}" for i in suite.items}
+    # SUITE::ID of a derived suite (reasons/nlp+swap-title::ID) names its base suite's item.
+    unknown = [
+        i
+        for i in options.selection.ids
+        if i not in known
+        and not (
+            "::" in i
+            and f"{registry.split_variant(i.split('::', 1)[0])[0]}::{i.split('::', 1)[1]}" in known
+        )
+    ]
+    if unknown:
+        from pytest_citebench.run.selection import unknown_ids
+
+        raise pytest.UsageError(unknown_ids(unknown))
 
 
 def check_environment() -> None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         load_profiles,
         parse_profile,
     )
-    from pytest_citebench.settings.resolve import Options, setting, tool_table
+    from pytest_citebench.settings.resolve import Options, project_root, setting, tool_table
     from pytest_citebench.settings.scope import (
         Selection,
         SelectionError,
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 # name -> the module of this package that defines it, imported on first use.
 _LAZY = {
     **dict.fromkeys(("FLAG", "RECORD_MODES", "add_flags"), "declare"),
-    **dict.fromkeys(("Options", "setting", "tool_table"), "resolve"),
+    **dict.fromkeys(("Options", "project_root", "setting", "tool_table"), "resolve"),
     **dict.fromkeys(
         ("BUILTIN_PROFILES", "Profile", "ProfileError", "load_profiles", "parse_profile"),
         "profiles",
@@ -84,6 +84,7 @@ __all__ = [
     "make_selection",
     "parse_profile",
     "parse_shard",
+    "project_root",
     "read_ids_file",
     "setting",
     "tool_table",

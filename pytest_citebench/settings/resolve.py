@@ -7,7 +7,9 @@ pyproject.toml exactly like a core one, and a malformed file is the same clear u
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +59,7 @@ def setting(config: pytest.Config, name: str, key: str | None = None, default: A
     a key with a ``settings`` spec is checked like a core setting (one usage error)."""
     value = _checked(key, config.getoption(name), "--" + name.replace("_", "-"))
     if value is None and key is not None:
-        root = Path(config.rootpath)
+        root = project_root(config)
         value = _checked(key, tool_table(root).get(key), _table_source(root, key))
     return default if value is None else value
 
@@ -137,7 +139,7 @@ class Options:
         problem = misplaced_root(config)
         if problem is not None:
             raise pytest.UsageError(problem)
-        root = Path(config.rootpath)
+        root = project_root(config)
         table = tool_table(root)
         where = f"{root / 'pyproject.toml'} [tool.citebench]"
         # Each source read and checked once: the command line, then the table.
@@ -304,26 +306,116 @@ def _selection_option(config: pytest.Config) -> Selection:
         raise pytest.UsageError(str(exc)) from None
 
 
-def misplaced_root(config: pytest.Config) -> str | None:
-    """Why the run would read the wrong project, when pytest found no configuration file but the
-    folder it was started in (or one above it) configures pytest: pytest reads an option's
-    value that names an existing path as a path when it decides the root
-    ("--citebench-results /tmp/r.jsonl", the last run's file there: the root became /tmp), and
-    the project's [tool.citebench], suites and cassettes would not be found (the run collected
-    nothing and said only "no tests ran"). None when the root is the project's, or there is no
-    project."""
-    if config.inipath is not None:
-        return None
+_CONFIG_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def _configures_pytest(path: Path) -> bool:
+    """Whether ``path`` holds pytest configuration, as pytest reads each kind of file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.name in ("pytest.ini", ".pytest.ini"):
+        return True
+    if path.name == "tox.ini":
+        return "[pytest]" in text
+    if path.name == "setup.cfg":
+        return "[tool:pytest]" in text
+    try:
+        tool = tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return False
+    return isinstance(tool, dict) and "pytest" in tool
+
+
+def _config_above(start: Path) -> Path | None:
+    """The configuration file pytest takes for a run rooted at ``start``: the nearest file that
+    configures pytest, else the nearest pyproject.toml (pytest's own fallback; a project set up
+    with ``[tool.citebench]`` alone is found so)."""
+    first_pyproject: Path | None = None
+    for folder in (start, *start.parents):
+        for name in _CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                if _configures_pytest(candidate):
+                    return candidate
+                if name == "pyproject.toml" and first_pyproject is None:
+                    first_pyproject = candidate
+    return first_pyproject
+
+
+def _positional_paths(config: pytest.Config) -> list[Path]:
+    """The existing paths given as arguments (suites, test files), not as options' values."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return []
     here = Path(config.invocation_params.dir)
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file() and "[tool.pytest.ini_options]" in candidate.read_text("utf-8"):
-            break
-    else:
+    paths = [(here / arg.split("::")[0]).absolute() for arg in config.args]
+    return [p for p in paths if p.exists()]
+
+
+def project_root(config: pytest.Config) -> Path:
+    """The folder whose ``pyproject.toml [tool.citebench]``, ``suites/`` and ``cassettes/`` the
+    run uses.
+
+    pytest's root when it found a configuration file (or was given ``--rootdir``). When it found
+    none, its root is a common ancestor of the arguments and the folder the run started in: for
+    a suite kept outside the project (``pytest --citebench /shared/suite`` from inside the
+    project) that is a folder above both, whose cassettes/ and settings nobody meant. The
+    project the run was started in is then the one whose settings apply."""
+    root = Path(config.rootpath)
+    # A stand-in for pytest's Config that knows only its root (a paper's own tests): that root.
+    if getattr(config, "inipath", root) is not None or config.getoption("rootdir", None):
+        return root
+    found = _config_above(Path(config.invocation_params.dir))
+    return found.parent if found is not None else root
+
+
+def _moving_values(config: pytest.Config) -> list[str]:
+    """The options given as ``--flag VALUE`` whose value names an existing path: pytest reads
+    such a value as an argument when it decides the root (it does so before any plugin's
+    options are known)."""
+    args = [str(a) for a in config.invocation_params.args]
+    here = Path(config.invocation_params.dir)
+    positional = {str(a) for a in config.args} if _positional_paths(config) else set()
+    moved = []
+    for before, value in itertools.pairwise(args):
+        if (
+            before.startswith("--")
+            and "=" not in before
+            and not value.startswith("-")
+            and value not in positional
+            and (here / value).exists()
+        ):
+            moved.append(f"{before}={value}")
+    return moved
+
+
+def misplaced_root(config: pytest.Config) -> str | None:
+    """Why the run would read the wrong project: pytest found no configuration file, though the
+    arguments themselves lead to one, because an option's value that names an existing path
+    outside the project ("--citebench-results /tmp/r.jsonl", the last run's file there) moved
+    the root; the project's settings (pytest's own and [tool.citebench]), suites and cassettes
+    would not be read (the run collected nothing and said only "no tests ran", exit 5).
+
+    None when pytest found its configuration, when no option's value moved the root, and for a
+    suite given as an argument outside the project: that is a root pytest chose from the
+    arguments, as for any test path, and :func:`project_root` keeps the project's settings."""
+    if config.inipath is not None or config.getoption("rootdir", None):
         return None
+    positional = _positional_paths(config)
+    if positional:
+        ancestor = Path(os.path.commonpath([str(p) for p in positional]))
+        start = ancestor.parent if ancestor.is_file() else ancestor
+    else:
+        start = Path(config.invocation_params.dir)
+    meant = _config_above(start)
+    if meant is None:
+        return None
+    values = _moving_values(config)
+    written = " ".join(values) if values else "--citebench-results=/tmp/r.jsonl"
     return (
-        f"pytest took {config.rootpath} as the root directory, not {folder}, whose "
-        "pyproject.toml configures pytest: an option's value that looks like a path outside the "
-        "project moved the root. Write such values with '=' "
-        f"(--citebench-results=/tmp/r.jsonl), or pass --rootdir {folder}"
+        f"pytest took {config.rootpath} as the root directory, not {meant.parent}: an option's "
+        "value that names an existing path outside the project moved the root, and the "
+        f"project's settings in {meant} would not be read. Write such values with '=' "
+        f"({written}), or pass -c {meant}"
     )

@@ -66,9 +66,10 @@ class Selection:
 
 def read_ids_file(path: Path) -> list[str]:
     """One id a line; blank lines and ``#`` comments are skipped. A file that cannot be read is
-    a ``SelectionError`` naming it."""
+    a ``SelectionError`` naming it. A UTF-8 byte-order mark (Notepad, Excel's "CSV UTF-8") is
+    not part of the first line: read with it, the first id (or comment) was not found."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise SelectionError(
             f"--citebench-ids {path}: cannot read it ({exc}); give a UTF-8 file, one item id a line"

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -214,7 +215,7 @@ def test_serve_detached_logs_outside_the_checkout_and_stop_ends_it(
     monkeypatch.setattr(localmodel, "_command", lambda *args: stub)
     assert main(["serve", GEMMA, "--port", str(port), "--detach"]) == 0
     pid_file = tmp_path / "state" / "pytest-citebench" / f"{GEMMA}.pid"
-    pid = int(pid_file.read_text()) if pid_file.is_file() else None
+    pid = int(pid_file.read_text().split()[0]) if pid_file.is_file() else None
     try:
         _serve_then_stop(checkout, tmp_path / "state", port, capsys)
     finally:  # a failed check leaves no stub server behind
@@ -230,7 +231,7 @@ def _serve_then_stop(
     assert list(checkout.iterdir()) == [], "serve wrote into the checkout"
     state = state_home / "pytest-citebench"
     assert (state / f"{GEMMA}-serve.log").is_file()
-    pid = int((state / f"{GEMMA}.pid").read_text())
+    pid = int((state / f"{GEMMA}.pid").read_text().split()[0])
     assert localmodel._ready(port)
 
     assert main(["stop", GEMMA]) == 0
@@ -240,3 +241,43 @@ def _serve_then_stop(
     # Nothing left to stop: said plainly, exit 1.
     assert main(["stop", GEMMA]) == 1
     assert "no server of gemma-3-270m started by `serve`" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("held", ["0", "-1", "1"])
+def test_stop_refuses_a_pid_file_that_would_signal_many_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], held: str
+) -> None:
+    """Issue 44: ``kill(0)`` signals the caller's process group, ``kill(-1)`` every process the
+    user may signal. Nothing is signalled."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    pid_file = tmp_path / "state" / "pytest-citebench" / f"{GEMMA}.pid"
+    pid_file.parent.mkdir(parents=True)
+    pid_file.write_text(f"{held}\n", encoding="utf-8")
+    killed: list[tuple[int, int]] = []
+    monkeypatch.setattr(localmodel.os, "kill", lambda pid, sig: killed.append((pid, sig)))
+    assert main(["stop", GEMMA]) == 1
+    assert killed == [] and "no server's pid" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("recorded", ["start time", "none"])
+def test_stop_never_signals_a_process_that_took_a_stale_pid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    recorded: str,
+) -> None:  # fmt: skip
+    """Issue 44: a pid file outliving its server names whatever process got that number next;
+    ``stop`` signalled it. The stand-in here is a live process that is not the server."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        pid_file = tmp_path / "state" / "pytest-citebench" / f"{GEMMA}.pid"
+        pid_file.parent.mkdir(parents=True)
+        # the start time the server had (not this process's), or a file from before they were kept
+        stamp = "1\n" if recorded == "start time" else ""
+        pid_file.write_text(f"{other.pid}\n{stamp}", encoding="utf-8")
+        assert main(["stop", GEMMA]) == 1
+        assert other.poll() is None, "the other process was signalled"
+        assert "is now another process" in capsys.readouterr().err
+        assert not pid_file.exists()
+    finally:
+        other.kill()
+        other.wait()

@@ -328,3 +328,63 @@ def test_compare_ignores_the_scorer_version_of_error_records() -> None:
     result = compare(new, [_item("correct", SCORER_VERSION), errored])
     (group,) = result.groups
     assert not group.note and group.deltas and group.errors == 1
+
+
+RAG_STUB = textwrap.dedent(
+    """
+    import importlib
+
+    _saved = {}
+
+    def pytest_configure(config):
+        baselines = importlib.import_module("pytest_citebench.models.baselines")
+        _saved["bm25"] = baselines.BASELINES["bm25"]
+        baselines.BASELINES["bm25"] = lambda hint, options: "The answer is [1]"
+
+    def pytest_unconfigure(config):
+        baselines = importlib.import_module("pytest_citebench.models.baselines")
+        baselines.BASELINES["bm25"] = _saved.pop("bm25")
+    """
+)
+
+
+def test_rescore_refuses_rag_records_made_before_the_numbered_papers_were_kept(
+    pytester: pytest.Pytester, synth: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44: such a record was stamped with today's scorer while "[1]" was judged as naming
+    nothing, and a baseline comparison then reported the rescore as the model's change. The
+    record is refused, naming the file, the line and what to do; a record that kept its list
+    rescores to the same verdicts."""
+    pytester.makeconftest(RAG_STUB)
+    result = pytester.runpytest(
+        "--citebench", "--citebench-rag", "naive", "--citebench-results", "run.jsonl"
+    )
+    assert result.ret in (0, 1), result.stdout.str()
+    run = pytester.path / "run.jsonl"
+    records = read_jsonl(run)
+    items = [r for r in records if r["type"] == "item" and "+rag-" in r["model"]]
+    assert items and all("shown" in (s.get("details") or {}) for r in items for s in r["stages"])
+    suites = str(pytester.path / "suites")
+    again = pytester.path / "again.jsonl"
+    assert cli(["rescore", str(run), "-o", str(again), "--suites", suites]) == 0
+    before = {(r["task"], r["item_id"]): r["outcome"] for r in items}
+    after = {
+        (r["task"], r["item_id"]): r["outcome"]
+        for r in read_jsonl(again)
+        if r["type"] == "item" and "+rag-" in r["model"]
+    }
+    assert after == before and "unanswered" not in set(after.values())
+    old = []
+    for r in records:
+        if r["type"] == "item":
+            for stage in r["stages"]:
+                stage.pop("details", None)
+        old.append(r)
+    made_before = pytester.path / "old.jsonl"
+    made_before.write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
+    out = pytester.path / "rescored.jsonl"
+    capsys.readouterr()
+    assert cli(["rescore", str(made_before), "-o", str(out), "--suites", suites]) == 2
+    err = capsys.readouterr().err
+    assert f"{made_before}:" in err and "cites a retrieved paper by number" in err, err
+    assert "run the item again" in err and not out.exists()

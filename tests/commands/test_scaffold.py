@@ -200,3 +200,33 @@ def test_module_help_says_what_it_is_and_points_to_pytest_help(capsys: Any) -> N
     text = " ".join(capsys.readouterr().out.split())
     assert "The benchmark itself runs under pytest: 'pytest --citebench'" in text
     assert "'pytest --help'" in text
+
+
+@pytest.mark.parametrize("command", ["new-suite", "new-paper"])
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_a_file_where_the_folder_goes_is_one_clear_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, under: str
+) -> None:
+    """Issue 44: onto an existing file, or under one: a FileExistsError (NotADirectoryError)
+    traceback. Even --force never replaces a file standing where a folder goes."""
+    afile = tmp_path / "notes.txt"
+    afile.write_text("someone's notes\n", encoding="utf-8")
+    target = afile / under if under else afile
+    names = ["--name", "claims", "--task", "claim_source" if command == "new-paper" else "direct"]
+    for force in ([], ["--force"]):
+        assert cli([command, str(target), *names, *force]) == 1
+        err = capsys.readouterr().err
+        assert f"{afile} is a file, not a folder" in err and "Traceback" not in err, err
+    assert afile.read_text(encoding="utf-8") == "someone's notes\n"
+
+
+def test_new_paper_refuses_a_task_name_another_paper_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44: ``--task indirect`` scaffolded happily; installed, every citebench run in that
+    environment failed at start ("registered twice")."""
+    target = tmp_path / "mypaper"
+    assert cli(["new-paper", str(target), "--name", "mypaper", "--task", "indirect"]) == 1
+    err = capsys.readouterr().err
+    assert "'indirect' is already a task of the installed paper 'reasons'" in err
+    assert not target.exists()

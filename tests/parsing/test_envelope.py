@@ -59,3 +59,48 @@ def test_a_reply_without_an_envelope_is_returned_as_it_is(raw: str) -> None:
     if "<" in raw or raw.strip().startswith(("{", "```")):
         return
     assert unwrap(raw).text == raw
+
+
+# -- issue 44: tags nested in tags, one tag repeated, JSON nested past the parser's depth ----------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        f"<response><answer>{TITLE}</answer></response>",
+        f"<final_answer><answer>{TITLE}</answer></final_answer>",
+        f"<result>\n  <final_answer>\n    <answer>{TITLE}</answer>\n  </final_answer>\n</result>",
+        f"Thinking aloud.\n<response><answer>DCGAN</answer></response> no: <answer>{TITLE}</answer>",
+    ],
+)
+def test_tags_nested_in_tags_give_the_innermost_text(raw: str) -> None:
+    """The outer tag's text was the answer, inner tags and all: read as a template placeholder
+    (*unanswered*) when the gold stood inside."""
+    found = unwrap(raw)
+    assert found.text == TITLE and "<answer>" in found.envelope
+
+
+@pytest.mark.parametrize("tag", ["<answer>", "<response>", "<think>", "<thinking>"])
+def test_a_reply_of_one_tag_repeated_is_unwrapped_in_linear_time(tag: str) -> None:
+    """A model looping on one special token: the lazy regex with a backreference tried every
+    opening tag against the rest of the reply (8,000 tags took 9 s to score, 100,000 would
+    take minutes). Now one pass: 100,000 tags well under the bound."""
+    import time
+
+    started = time.perf_counter()
+    unwrap(tag * 100_000 + TITLE)
+    assert time.perf_counter() - started < 5.0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"answer": ' + "[" * 5000 + '"x"' + "]" * 5000 + "}",
+        '{"answer": ' + '{"answer": ' * 5000 + '"x"' + "}" * 5000 + "}",
+        '{"answer": ' + "[" * 5000,  # cut short too
+    ],
+)
+def test_json_nested_past_the_parsers_depth_is_read_as_text_not_an_error(raw: str) -> None:
+    """A RecursionError ended the item as an *error*, and its committed cassette errored on every
+    replay. Such JSON has no answer field a person could point at: the reply is read as text."""
+    assert unwrap(raw).text.startswith('{"answer": ')

@@ -324,3 +324,33 @@ def test_compare_cli_with_groups_in_common_but_none_comparable_is_an_error(
     errored = _write(tmp_path / "errored.jsonl", run("eeee"))
     assert cli(["baseline", "compare", errored, new]) == 2
     assert "with an error in either run" in capsys.readouterr().err
+
+
+def test_kinds_are_not_compared_between_runs_that_saw_different_evidence() -> None:
+    """Issue 44: a baseline promoted from a run with ``--citebench-title-lookup live`` (each
+    wrong title looked up: *fabricated*), compared with a replay without it (no lookup:
+    *unverified*), failed CI as a regression on byte-identical answers. Pairs whose final
+    stages kept different evidence are not compared on kinds; outcomes still are, and a pair
+    that saw the same evidence still compares its kinds."""
+    stage = {"name": "indirect", "raw": "An Invented Paper", "answer": "An Invented Paper"}
+    looked = {"title_lookup": {"title": "An Invented Paper", "verdict": "not_found"}}
+    base = [
+        dict(r, kind="fabricated", stages=[dict(stage, abstained=False, details=looked)])
+        for r in run("h" * 30 + "c" * 10)
+    ]
+    for r in base[30:]:
+        r.pop("kind")
+    replay = [
+        dict(r, kind="unverified", stages=[dict(stage, abstained=False)])
+        for r in run("h" * 30 + "c" * 10)
+    ]
+    for r in replay[30:]:
+        r.pop("kind")
+    result = compare(replay, base)
+    assert result.failures == [], [(d.metric, d.verdict) for d in result.failures]
+    assert not {"fabricated", "unverified", "misattributed"} & {d.metric for d in result.deltas}
+    assert {"accuracy", "hallucinated"} <= {d.metric for d in result.deltas}
+    # the same evidence on both sides: a real change of kind is still caught
+    relooked = [dict(r, stages=[dict(stage, abstained=False, details=looked)]) for r in replay]
+    caught = {d.metric for d in compare(relooked, base).failures}
+    assert "unverified" in caught

@@ -90,3 +90,30 @@ def test_a_sample_is_stratified_per_suite_and_task_and_the_same_for_the_same_see
     assert len(set(map(tuple, samples.values()))) > 1, "the seed changes nothing"
     # More than a stratum holds: all of it, never an error.
     assert len(_sample(pytester, 50, 0)) == 8
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_unknown_id_is_a_usage_error_under_xdist_too(
+    pytester: pytest.Pytester, tiny: Path, workers: str
+) -> None:
+    """Issue 44: a usage error at ``-n 0``, an INTERNALERROR at ``-n 2`` (the workers collect)."""
+    result = pytester.runpytest_subprocess(
+        "--citebench", "-p", "no:cacheprovider", "-n", workers, "--citebench-id", "2001.0000"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines(["*--citebench-id*no collected item has the id '2001.0000'*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("first", [PREFIX, "# the ids to rerun"])
+def test_an_ids_file_with_a_utf8_byte_order_mark_reads_its_first_line(
+    pytester: pytest.Pytester, tiny: Path, first: str
+) -> None:
+    """Issue 44: Notepad and Excel's "CSV UTF-8" write a BOM; the first id (or comment) was read
+    with it and not found."""
+    ids = pytester.path / "ids.txt"
+    ids.write_bytes(("\ufeff" + first + "\n2001.00002-s1\n").encode("utf-8"))
+    result = pytester.runpytest("--citebench", "--collect-only", "-q", "--citebench-ids", str(ids))
+    assert result.ret == 0, result.stderr.str()
+    expected = {"2001.00002-s1"} | ({PREFIX} if first == PREFIX else set())
+    assert {re.sub(r".*::(.*)\[.*", r"\1", line) for line in _selected(result)} == expected

@@ -352,3 +352,25 @@ def test_merge_refuses_a_group_scored_under_two_scorer_or_suite_versions(
     assert cli(["merge", str(old), str(new)]) == 1
     out = capsys.readouterr().out
     assert "tiny:indirect mixes suite versions: suite v0 in" in out and "run the items" in out
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_resuming_a_run_whose_items_are_all_done_exits_by_its_gates(
+    pytester: pytest.Pytester, tiny: Path, workers: str
+) -> None:
+    """Issue 44: a CI retry of a finished shard resumed every item: "gates passed", exit 5 (no
+    tests ran). The gates read the resumed records; the exit code now says what they said."""
+    args = ["--citebench", "-p", "no:cacheprovider", "-n", workers]
+    first = pytester.runpytest_subprocess(*args, "--citebench-results", "r.jsonl")
+    assert first.ret == 0, first.stdout.str()
+    again = pytester.runpytest_subprocess(
+        *args, "--citebench-resume", "r.jsonl", "--citebench-results", "r2.jsonl"
+    )
+    assert again.ret == pytest.ExitCode.OK, again.stdout.str()
+    if workers == "0":  # xdist's controller says "[0 items]" instead
+        again.stdout.fnmatch_lines(["*8 deselected*"])
+    gated = pytester.runpytest_subprocess(
+        *args, "--citebench-resume", "r.jsonl", "--citebench-results", "r3.jsonl",
+        "--citebench-gate", "tiny:indirect:accuracy>=0.99",
+    )  # fmt: skip
+    assert gated.ret == pytest.ExitCode.TESTS_FAILED, gated.stdout.str()

@@ -141,3 +141,19 @@ def test_a_remote_endpoint_still_needs_the_key(
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*recording needs the provider's key in $OPENAI_API_KEY*"])
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_key_variable_is_a_usage_error_at_start(
+    pytester: pytest.Pytester, tiny: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Issue 44: ``OPENAI_API_KEY=""`` (a fork's pull request's secret) passed the check, as
+    litellm counts a set variable as present; then every item errored "Missing credentials ...
+    after 3 attempts". Now one usage error before any call."""
+    monkeypatch.setenv("OPENAI_API_KEY", value)
+    result = pytester.runpytest(
+        "--citebench", "-p", "no:cacheprovider", "--citebench-model", "openai/gpt-4o-mini",
+        "--citebench-record", "once", "--citebench-task", "indirect",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines(["*$OPENAI_API_KEY, which is set but empty*"])

@@ -204,8 +204,8 @@ def test_every_setting_has_an_end_to_end_case() -> None:
     assert set(_PYPROJECT_CASES) == set(SETTINGS) - {"show"}  # show is a flag only
 
 
-def test_the_readme_lists_every_key_the_table_takes() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_reference_lists_every_key_the_table_takes() -> None:
+    readme = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")
     start = readme.index("Defaults can also be set in `[tool.citebench]`")
     listed = re.findall(r"`([a-z_]+)`", readme[start : readme.index("Command-line", start)])
     assert set(listed) == set(_PYPROJECT_CASES)
@@ -568,19 +568,65 @@ def test_a_symlinked_suites_manifest_gate_applies_in_every_layout(
     assert result.stdout.str().count("FAIL gate tiny:indirect:accuracy>=0.99") == 1
 
 
-def test_an_option_value_that_moves_pytests_root_is_a_usage_error_not_an_empty_run(
-    pytester: pytest.Pytester, tiny: Path, tmp_path_factory: pytest.TempPathFactory
+def _printed_fixes(message: str) -> list[list[str]]:
+    """The argument lists the root check's message offers: the values written with '=', and
+    ``-c FILE`` (each replaces the arguments that moved the root)."""
+    found = re.search(r"Write such values with '=' \((.*?)\), or pass -c (\S+)", message, re.S)
+    assert found is not None, message
+    return [found.group(1).split(), ["-c", found.group(2)]]
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        "[tool.pytest.ini_options]\naddopts = ''\n",
+        # Configured as the README shows, with [tool.citebench] alone: pytest's fallback.
+        '[tool.citebench]\ngates = ["tiny:indirect:accuracy>=0.99"]\n',
+    ],
+    ids=["pytest-config", "citebench-only"],
+)
+def test_an_option_value_that_moves_pytests_root_is_a_usage_error_and_each_printed_fix_works(
+    pytester: pytest.Pytester, tiny: Path, tmp_path_factory: pytest.TempPathFactory, pyproject: str
 ) -> None:
     """``--citebench-results /elsewhere/r.jsonl`` (a space, not '='), the file there from an
     earlier run: pytest reads the existing path as an argument when it decides the root, finds
     no configuration above it, and the project's suites were not collected ("no tests ran",
-    exit 5). Now one usage error that says why and what to write; with '=' the run works."""
-    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = ''\n")
+    exit 5, the gate unread, no reason). Now one usage error that says why, and each fix it
+    prints is run here as printed (the ``--rootdir`` it used to print failed the same way)."""
+    pytester.makepyprojecttoml(pyproject)
     elsewhere = tmp_path_factory.mktemp("elsewhere") / "r.jsonl"
     elsewhere.write_text("", encoding="utf-8")  # an earlier run's results
-    moved = pytester.runpytest("--citebench", "--citebench-results", str(elsewhere))
-    assert moved.ret == pytest.ExitCode.USAGE_ERROR
-    moved.stderr.fnmatch_lines(["*as the root directory, not *--citebench-results=*--rootdir*"])
-    fine = pytester.runpytest("--citebench", f"--citebench-results={elsewhere}")
-    assert fine.ret == 0
-    assert elsewhere.is_file()
+    moved = pytester.runpytest_subprocess("--citebench", "--citebench-results", str(elsewhere))
+    assert moved.ret == pytest.ExitCode.USAGE_ERROR, moved.stdout.str()
+    message = moved.stderr.str()
+    assert "as the root directory, not" in message and "moved the root" in message, message
+    assert f"--citebench-results={elsewhere}" in message
+    gated = "gates" in pyproject
+    for fix in _printed_fixes(message):
+        if fix[0] == "-c":  # -c replaces nothing: the value keeps its space
+            fix += ["--citebench-results", str(elsewhere)]
+        elsewhere.unlink()
+        ran = pytester.runpytest_subprocess("--citebench", *fix)
+        assert ran.ret == (1 if gated else 0), (fix, ran.stdout.str(), ran.stderr.str())
+        assert elsewhere.is_file(), fix
+        if gated:  # the project's [tool.citebench] was read
+            ran.stdout.fnmatch_lines(["*gate failed: tiny:indirect:accuracy>=0.99*"])
+
+
+def test_a_suite_outside_the_project_given_as_an_argument_runs_with_the_projects_settings(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A contributor's shared suite, a temporary one, a checkout beside the project: pytest takes
+    a root from the argument (no option moved it), and the run used to be refused with a fix
+    (``--rootdir``) that failed the same way. It runs, and the settings are the project's."""
+    pytester.makepyprojecttoml(
+        "[tool.pytest.ini_options]\naddopts = ''\n\n"
+        '[tool.citebench]\ngates = ["tiny:indirect:accuracy>=0.99"]\n'
+    )
+    outside = tmp_path_factory.mktemp("shared") / "tiny"
+    shutil.copytree(TINY, outside)
+    result = pytester.runpytest_subprocess("--citebench", str(outside), "-p", "no:cacheprovider")
+    assert "moved the root" not in result.stderr.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*gate failed: tiny:indirect:accuracy>=0.99*"])
+    assert not (outside.parent.parent / "cassettes").exists()

@@ -104,16 +104,18 @@ def suite_items(data: Path, files: Sequence[str]) -> tuple[list[dict[str, Any]],
             key = entry.get("bibtex_key")
             if not isinstance(key, str) or not key.strip():
                 raise BuildError(f"{path}:{line}: no bibtex_key")
-            if entry.get("label") not in ("VALID", "HALLUCINATED"):
-                raise BuildError(
-                    f"{path}:{line}: label {entry.get('label')!r} is not VALID or HALLUCINATED"
-                )
+            label = entry.get("label")
+            # Case and surrounding spaces aside, as a prediction's label is read: a data file
+            # that writes "Hallucinated" means HALLUCINATED, and the suite stores it so.
+            canonical = label.strip().upper() if isinstance(label, str) else None
+            if canonical not in ("VALID", "HALLUCINATED"):
+                raise BuildError(f"{path}:{line}: label {label!r} is not VALID or HALLUCINATED")
             if not isinstance(entry.get("fields"), dict):
                 raise BuildError(f"{path}:{line}: fields is not an object")
             seen[key] = seen.get(key, 0) + 1
             item_id = key if seen[key] == 1 else f"{key}.dup{seen[key]}"
             renamed += seen[key] > 1
-            item = {"id": item_id, **{k: entry.get(k) for k in KEPT}}
+            item = {"id": item_id, **{k: entry.get(k) for k in KEPT}, "label": canonical}
             item["bibtex_type"] = str(entry.get("bibtex_type") or "misc")
             item["origin"] = f"{name}:{line}"
             items.append(item)

@@ -246,9 +246,11 @@ def agree_main(argv: Sequence[str]) -> int:
         return 1
     rows = []
     notes: list[str] = []
+    compared = 0
     for suite in suites:
         pair = [(m, groups[(suite, m)]) for m in args.model]
         n, stats = agreement(pair[0][1], pair[1][1])
+        compared += n
         cells = [_iv(*stats[k]) for k in ("kappa", "ac1", "psa", "nsa")]
         rows.append((suite, str(n), *cells))
         notes += undefined_notes(suite, n, stats, pair)
@@ -259,4 +261,13 @@ def agree_main(argv: Sequence[str]) -> int:
         print(line)
     for note in notes:
         print(f"note: {note}")
+    if not compared:
+        # An agreement over nothing is no result: a script reading the exit status must not
+        # take it for one (it exited 0).
+        print(
+            f"ERROR no entry that both {args.model[0]} and {args.model[1]} classified, in any "
+            "suite: nothing was compared (the notes above say what each answered)",
+            file=sys.stderr,
+        )
+        return 1
     return 0

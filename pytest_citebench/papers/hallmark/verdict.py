@@ -93,12 +93,25 @@ def _label(value: Any) -> Label | None:
     return None
 
 
+# A belief denied before the label, anywhere in its clause: "I don't think this is
+# hallucinated", "I would not say it is valid". The label word is then several words past the
+# negation, out of the three-word window.
+_DENIED_BELIEF = re.compile(
+    r"\b(?:don't|doesn't|didn't|won't|wouldn't|can't|cannot|do not|does not|did not|would not"
+    r"|will not|can not)\s+(?:really\s+|honestly\s+)?"
+    r"(?:think|believe|suppose|consider|feel|say|expect|call|see|find)\b"
+)
+
+
 def _negated(text: str, start: int) -> bool:
     """Whether the label word at ``start`` is negated: a negation among the three words before
-    it in its clause ("is not VALID", "not at all valid", "isn't valid", "non-valid")."""
-    clause = _CLAUSE_END.split(text[:start])[-1].lower().replace("-", " ")
+    it in its clause ("is not VALID", "not at all valid", "isn't valid", "non-valid"), or a
+    belief denied before it in its clause ("I don't think this is hallucinated")."""
+    clause = _CLAUSE_END.split(text[:start])[-1].lower().replace("-", " ").replace("’", "'")
     words = clause.split()[-3:]
-    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
+    if any(w in _NEGATIONS or w.endswith("n't") for w in words):
+        return True
+    return _DENIED_BELIEF.search(clause) is not None
 
 
 def confidence_of(value: Any) -> float | None:

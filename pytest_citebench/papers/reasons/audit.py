@@ -147,6 +147,20 @@ def _deligature(text: str) -> str:
     return text.translate(_LIGATURES)
 
 
+def stands_in(title: str, sentence: str) -> bool:
+    """Whether ``title`` stands whole in a scraped ``sentence``, compared as
+    :func:`entry_names_gold` compares: glued (PDF damage to spacing ignored) and with the
+    ligature letters taken out of both (a PDF that lost "ff" wrote "scaolds" for
+    "scaffolds")."""
+    glued_title = _glued(_deligature(title))
+    if not glued_title:
+        return False
+    glued = _glued(_deligature(sentence))
+    if glued_title in glued:
+        return True
+    return _LIGATURE_LOST.sub("", glued_title) in _LIGATURE_LOST.sub("", glued)
+
+
 def one_line(text: str) -> str:
     """``text`` as one printable line: PDF extractions hold soft hyphens, form feeds and other
     control or format characters, which a suite's ``gold_reason`` may not (they corrupt

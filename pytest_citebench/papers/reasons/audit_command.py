@@ -20,13 +20,15 @@ AUDIT_FIELDS = ("sentence", "citing_title", "cited_title", "cited_authors")
 
 
 def _stale(suite_items: Sequence[dict[str, Any]], findings: Sequence[Finding]) -> list[str]:
-    """Items whose stored ``gold_flags`` differ from the detectors' flags."""
+    """Items whose stored ``gold_flags`` differ from the detectors' flags, among the flags a
+    detector gives. A flag no detector gives (a reader's ``wrong_gold``, set by hand) is the
+    suite author's own judgement: it is kept as it is, never stale."""
     from pytest_citebench.suites import GOLD_FLAGS
 
     found = {f.id: f.flags for f in findings}
     stale = []
     for item in suite_items:
-        stored = tuple(item.get(GOLD_FLAGS) or ())
+        stored = tuple(f for f in item.get(GOLD_FLAGS) or () if f in FLAGS)
         if stored != found.get(str(item["id"]), ()):
             stale.append(str(item["id"]))
     return stale
@@ -75,9 +77,13 @@ def main(argv: Sequence[str]) -> int:
             for flag in finding.flags:
                 examples.setdefault(flag, []).append(finding)
         if stale:
+            fix = (
+                "re-import the suite (import-reasons) if it was imported, else set those items' "
+                "detector flags to what audit --json lists (a flag no detector gives is kept)"
+            )
             print(
-                f"{suite.name}: {len(stale)} item(s) carry flags the detectors no longer give "
-                f"(first: {stale[0]}); re-import the suite (import-reasons) to refresh them"
+                f"{suite.name}: {len(stale)} item(s) carry detector flags the detectors do not "
+                f"give them (first: {stale[0]}); {fix}"
             )
     if not args.json:
         _print_table(rows)

@@ -33,7 +33,7 @@ stage's recorded lookup, so ``rescore`` gives the same kind from the same record
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -78,17 +78,21 @@ def _same(a: str, b: str) -> bool:
 
 
 def copied_from_sentence(title: str, sentence: str) -> bool:
-    """The title stands word for word in the sentence, and the sentence is a reference entry
-    (``audit.is_reference_entry``): the model named the paper the entry describes. Prose copied
-    back ("Visualization techniques have been developed to ...") is no paper's title."""
+    """The title stands in the sentence (word for word, or as the gold audit compares), and the
+    sentence is a reference entry (``audit.is_reference_entry``): the model named the paper the
+    entry describes. Prose copied back ("Visualization techniques have been developed to ...")
+    is no paper's title."""
     from pytest_citebench.metrics.text import title_words
-    from pytest_citebench.papers.reasons.audit import is_reference_entry
+    from pytest_citebench.papers.reasons.audit import is_reference_entry, stands_in
 
     words = title_words(title)
     if len(words) < MIN_COPIED_WORDS:
         return False
     inside = f" {' '.join(title_words(sentence))} "
-    return f" {' '.join(words)} " in inside and is_reference_entry(sentence)
+    # Word for word, or as the gold audit compares (spacing and lost ligatures ignored): the
+    # sentence is a PDF extraction, and "scaolds" there is the "scaffolds" of the title.
+    there = f" {' '.join(words)} " in inside or stands_in(title, sentence)
+    return there and is_reference_entry(sentence)
 
 
 @functools.lru_cache(maxsize=16)
@@ -181,9 +185,17 @@ def lookup_of(details: Mapping[str, Any] | None, title: str) -> TitleLookup | No
     return lookup if lookup is not None and lookup.title == title else None
 
 
-def lookup_evidence(lookup: TitleLookup) -> KindOf:
+def lookup_evidence(lookup: TitleLookup, gold: str = "") -> KindOf:
     """A recorded live lookup as evidence: found is a real work, not found an invented one, a
-    failed lookup (a 429, an outage, no recording to replay) nothing."""
+    failed lookup (a 429, an outage, no recording to replay) nothing. A near miss of the gold
+    that the registry matched to the gold's own entry is no evidence either: the gold itself is
+    never evidence of another paper."""
+    if lookup.verdict == "found" and gold and _same(lookup.matched_title, gold):
+        return KindOf(
+            "unverified",
+            f"the title lookup matched the gold's own entry ({lookup.source} has "
+            f"{short(lookup.matched_title)!r}): no evidence of another paper",
+        )
     if lookup.verdict == "found":
         doi = f", {lookup.doi}" if lookup.doi else ""
         return KindOf(
@@ -278,7 +290,7 @@ def kind_of(
         if lookup is None:
             notes.append(_NO_EVIDENCE + _ASK_LIVE)
         else:
-            looked = lookup_evidence(lookup)
+            looked = lookup_evidence(lookup, str(item["cited_title"]))
             if looked.kind != "unverified":
                 return looked
             notes.append(looked.evidence)
@@ -304,3 +316,21 @@ def needs_lookup(
     if title_evidence(item, title, corpus, reply) is not None:
         return None
     return title
+
+
+def fabricated_unmeasured(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a group's *fabricated* share was not measured: some wrong citation stayed
+    *unverified*, and no record asked a registry (no live title lookup) or was found invented.
+    Such a run could give only 0; a gate on it passed at 0 (``fabricated<=0.05``) though
+    nothing was looked up. Its share is then undefined, as any metric with nothing to measure
+    on, and a gate on it fails saying so."""
+    kinds = {r.get("kind") for r in records if r.get("outcome") == "hallucinated"}
+    if "fabricated" in kinds or "unverified" not in kinds:
+        return False
+    for record in records:
+        stages = record.get("stages")
+        last = stages[-1] if isinstance(stages, list) and stages else None
+        details = last.get("details") if isinstance(last, Mapping) else None
+        if isinstance(details, Mapping) and LOOKUP_KEY in details:
+            return False
+    return True

@@ -14,6 +14,7 @@ a task's suites are also pooled when there are several.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -105,6 +106,6 @@ def sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]
 def _count(agg: Aggregate, kind: str) -> int:
     """Items of one kind in an aggregate, from its share (exact: a share is k / n)."""
     stat = agg.metrics.get(kind)
-    if stat is None or stat.n == 0:
-        return 0
+    if stat is None or stat.n == 0 or math.isnan(stat.value):
+        return 0  # undefined (fabricated with nothing looked up): none was shown to be
     return round(stat.value * stat.n)

@@ -454,11 +454,15 @@ class _Reasons(Task):
         """``unread``: the share of scored replies whose reason says the rules could not read
         them (Wilson 95% CI)."""
         from pytest_citebench.metrics.stats import wilson_ci
+        from pytest_citebench.papers.reasons.kinds import fabricated_unmeasured
 
         n = len(records)
         k = sum(str(r.get("reason", "")).startswith(NOT_READ) for r in records)
         lo, hi = wilson_ci(k, n)
-        return {"unread": Stat(k / n if n else float("nan"), lo, hi, n)}
+        out = {"unread": Stat(k / n if n else float("nan"), lo, hi, n)}
+        if fabricated_unmeasured(records):  # nothing looked up: 0 would be no measurement
+            out["fabricated"] = Stat(float("nan"), float("nan"), float("nan"), n)
+        return out
 
     def summary_lines(self, aggregates: Sequence[Aggregate], records: Records) -> list[str]:
         """One line per model whose replies the rules could not read, pooled over suites."""

@@ -792,8 +792,10 @@ def test_agree_with_a_detector_answering_all_uncertain_says_what_is_undefined(
     assert all(math.isnan(x) for iv in agreement(a, unsure)[1].values() for x in iv)
     results = tmp_path / "r.jsonl"
     results.write_text("".join(json.dumps(r) + "\n" for r in a + unsure + valid))
-    assert builder.main(["agree", str(results), "--model", "A", "--model", "U"]) == 0
+    # Nothing compared in any suite: exit 1, said (issue 44: it exited 0).
+    assert builder.main(["agree", str(results), "--model", "A", "--model", "U"]) == 1
     captured = capsys.readouterr()
+    assert "ERROR no entry that both A and U classified" in captured.err
     assert "Traceback" not in captured.out + captured.err and "KeyError" not in captured.err
     assert "hallmark/x" in captured.out
     assert (
@@ -904,3 +906,30 @@ def test_an_item_without_a_gold_label_is_an_error_before_any_call() -> None:
     assert calls == []
     good = asyncio.run(Detect().solve(_sample(), generate, suite_corpus=None))
     assert calls == ["detect"] and good.final.answer == '{"label": "VALID"}'
+
+
+def test_hallmark_build_reads_labels_in_any_case(tmp_path: Path) -> None:
+    """Issue 44: a data file writing "Hallucinated" (or " valid ") was refused; the suite stores
+    the label as HALLMARK spells it."""
+    (tmp_path / "a.jsonl").write_text(
+        json.dumps(_entry("k1", "Hallucinated")) + "\n" + json.dumps(_entry("k2", " valid ")) + "\n"
+    )
+    items, _ = builder.suite_items(tmp_path, ("a.jsonl",))
+    assert [i["label"] for i in items] == ["HALLUCINATED", "VALID"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I don't think this is hallucinated; it looks real.",
+        "I do not believe the entry is valid.",
+        "I wouldn’t say it is hallucinated.",
+    ],
+)
+def test_a_denied_belief_before_the_label_is_never_read_as_that_label(answer: str) -> None:
+    """Issue 44: "I don't think this is hallucinated" was read as HALLUCINATED: the negation
+    was four words before the label, outside the three-word window."""
+    from pytest_citebench.papers.hallmark.verdict import parse_verdict
+
+    assert parse_verdict(answer) is None
+    assert parse_verdict("I think this is hallucinated.").label == "HALLUCINATED"

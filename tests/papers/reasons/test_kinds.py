@@ -6,6 +6,7 @@ SmolLM2-135M, and frontier-model answers with retrieved papers in the prompt."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,7 +24,12 @@ from pytest_citebench.papers.reasons import known_papers
 from pytest_citebench.papers.reasons.authors import parse_authors
 from pytest_citebench.papers.reasons.identifiers import MISSING_DOI, OTHER_ARXIV, OTHER_DOI
 from pytest_citebench.papers.reasons.judgement import Judgement
-from pytest_citebench.papers.reasons.kinds import LOOKUP_KEY, kind_of, needs_lookup
+from pytest_citebench.papers.reasons.kinds import (
+    LOOKUP_KEY,
+    fabricated_unmeasured,
+    kind_of,
+    needs_lookup,
+)
 from pytest_citebench.results.aggregate import aggregate_group
 from pytest_citebench.results.compare import compare
 from pytest_citebench.results.gates import evaluate, parse_gate
@@ -443,14 +449,18 @@ def test_the_kinds_shares_add_up_to_the_hallucinated_share(draws: list[Any]) -> 
     records = [rec(f"i{n}", o, k) for n, (o, k) in enumerate(draws)]
     agg = aggregate_group("m", "s", "indirect", records)
     scored = sum(1 for o, _ in draws if o != "error")
+    # Nothing looked up and a wrong citation unverified: fabricated is undefined (issue 44).
+    unmeasured = fabricated_unmeasured([r for r in records if r["outcome"] != "error"])
     for kind in KINDS:
         count = sum(1 for o, k in draws if k == kind)
         assert agg.metrics[kind].n == scored
-        if scored:
+        if scored and kind == "fabricated" and unmeasured:
+            assert math.isnan(agg.metrics[kind].value) and count == 0
+        elif scored:
             assert agg.metrics[kind].value == pytest.approx(count / scored)
             assert agg.metrics[kind].lo <= agg.metrics[kind].value <= agg.metrics[kind].hi
     if scored:
-        total = sum(agg.metrics[k].value for k in KINDS)
+        total = sum(agg.metrics[k].value for k in KINDS if not math.isnan(agg.metrics[k].value))
         assert total == pytest.approx(agg.metrics["hallucinated"].value)
 
 
