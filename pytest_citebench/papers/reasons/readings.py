@@ -18,10 +18,72 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_citebench.metrics.text import normalize
+from pytest_citebench.papers.reasons.authors import parse_authors
 from pytest_citebench.papers.reasons.judgement import Judgement
-from pytest_citebench.parsing.structure import Reading
+from pytest_citebench.parsing.envelope import unwrap
+from pytest_citebench.parsing.structure import Reading, answer_reading, read_reply
+
+if TYPE_CHECKING:
+    from pytest_citebench.api import Sample, Stage
+
+
+class ReadsReplies(Protocol):
+    """What a REASONS task gives the readings: what it asks for and how one text is judged."""
+
+    @property
+    def answers(self) -> str: ...
+
+    @property
+    def answer_keys(self) -> tuple[str, ...]: ...
+
+    def expected(self, item: Sample) -> str: ...
+
+    def prompt_texts_of(self, item: Sample, stage_name: str) -> tuple[list[str], list[str]]: ...
+
+    def judge_text(
+        self,
+        item: Sample,
+        stage: Stage,
+        text: str,
+        sources: list[str],
+        instructions: list[str],
+        corpus: str | None,
+    ) -> Judgement: ...
+
+
+def judge_reply(task: ReadsReplies, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
+    """One stage's outcome: the reply inside its envelope read by the rules, then (match before
+    extract) the gold's people found in prose, then, for a reply in a format, its structure's
+    reading, the two settled."""
+    sources, instructions = task.prompt_texts_of(item, stage.name)
+    # The answer inside its envelope (a <think> block before it, <answer> tags, JSON).
+    unwrapped = unwrap(stage.raw, task.answer_keys)
+    if unwrapped.envelope and not unwrapped.text.strip():
+        return Judgement("unanswered", f"no answer: nothing in {unwrapped.envelope}", "")
+    if stage.abstained:
+        return Judgement("abstained", "the model wrote 'pass'", "pass")
+    verdict = task.judge_text(item, stage, unwrapped.text, sources, instructions, corpus)
+    if verdict.outcome == "unanswered" and task.answers == "authors":
+        # Match before extract: prose that names every gold author in full is a list.
+        gold = [p.text for p in parse_authors(task.expected(item)).persons]
+        span = gold_people_span(unwrapped.text, gold)
+        if span is not None:
+            read = task.judge_text(item, stage, span, sources, instructions, corpus)
+            if read.outcome != "unanswered":
+                return replace(read, reason=f"{read.reason} (the gold's people, in prose)")
+    if read_reply(unwrapped.text) is None:
+        return verdict
+    # A reply in a format (a document, Markdown, HTML, LaTeX, a letter) is read a second time,
+    # as its parser lays it out: the text under the label that names what was asked, or the
+    # spans that can carry an answer (parsing.structure).
+    reading = answer_reading(unwrapped.text, task.answers, task.answer_keys)
+    if reading is None:
+        return verdict
+    read = task.judge_text(item, stage, reading.text, sources, instructions, corpus)
+    return settle(verdict, read, reading)
 
 
 def settle(rules: Judgement, structure: Judgement, reading: Reading) -> Judgement:

@@ -8,34 +8,26 @@ comparable. Each task's rules are in its own module (``judge_direct``, ``judge_i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
 from pytest_citebench.api import (
-    KIND_METRICS,
     Aggregate,
     Attempt,
     Generate,
     Hint,
     ItemScore,
     Message,
-    MetricSpec,
     NamedTemplate,
     Records,
     Sample,
     ScoredStage,
-    ShownPaper,
     Stage,
     Stat,
     Task,
-    papers_shown,
 )
-from pytest_citebench.metrics.attribution import bleu4, token_f1
-from pytest_citebench.metrics.hallucination import hr_code, hr_paper
 from pytest_citebench.metrics.text import same_title
-from pytest_citebench.papers.reasons.authors import compare_authors, parse_authors
 from pytest_citebench.papers.reasons.echoes import repeats_the_prompt
 from pytest_citebench.papers.reasons.judge_direct import judge_direct
 from pytest_citebench.papers.reasons.judge_indirect import (
@@ -52,12 +44,23 @@ from pytest_citebench.papers.reasons.prompts import (
     INDIRECT_ESCALATION,
     INDIRECT_SYSTEM,
 )
-from pytest_citebench.papers.reasons.ranks import SHOWN_KEY, cited_by_rank, shown_papers
-from pytest_citebench.papers.reasons.readings import gold_people_span, settle
-from pytest_citebench.parsing import clean_authors, clean_title, has_letters, is_abstention
-from pytest_citebench.parsing.envelope import unwrap
+from pytest_citebench.papers.reasons.ranks import cited_by_rank, shown_papers
+from pytest_citebench.papers.reasons.readings import judge_reply
+from pytest_citebench.papers.reasons.specs import REASONS_METRICS, REASONS_SET_METRICS
+from pytest_citebench.papers.reasons.stages import (
+    EXAMPLE,
+    NOT_READ,
+    REASONS_FIELDS,
+    _not_read,
+    _other_script,
+    ask,
+    same_authors,
+    stage,
+    text_metrics,
+    with_shown,
+)
+from pytest_citebench.parsing import clean_authors, clean_title, is_abstention
 from pytest_citebench.parsing.reply import answer_after_reasoning
-from pytest_citebench.parsing.structure import answer_reading, read_reply
 
 PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Benchmark and Methods"
 
@@ -76,162 +79,12 @@ PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Bench
 #: bracketed aside, a given name with a letter left out (a third round: 92 of 95 before these
 #: two), prose quoting the citing title before its answer, a possessive, a CJK lead-in (a fourth:
 #: 85 of 90 before); and the record's answer is the text the verdict judged (``ItemScore.answer``).
-SCORER_VERSION = "8"
-
-REASONS_METRICS: Mapping[str, MetricSpec] = {
-    # The kinds of a hallucinated answer (kinds.py): shares of the scored items, as the core
-    # declares them for every task that tells them apart.
-    **KIND_METRICS,
-    "hr_paper": MetricSpec(
-        "hallucination rate, the paper's formula (answered items)",
-        higher_is_better=False,
-        label="HR paper %",
-        paired_test="bootstrap",
-        ranks_worst=True,
-        key=True,
-    ),
-    "hr_code": MetricSpec(
-        "hallucination rate, the REASONS code's |H-R|/|H| (answered items)",
-        higher_is_better=False,
-        label="HR code %",
-        ranks_worst=True,
-        charted=False,
-    ),
-    "f1": MetricSpec(
-        "token-set F1 against the gold answer (answered items)",
-        higher_is_better=True,
-        label="F1 %",
-        paired_test="bootstrap",
-        ranks_worst=True,
-        key=True,
-    ),
-    "bleu": MetricSpec(
-        "BLEU-4, nltk, no smoothing (answered items)",
-        higher_is_better=True,
-        label="BLEU %",
-        ranks_worst=True,
-    ),
-}
-
-#: Replies the rules could not read: their share per model x suite x task, so a team sees when its
-#: model's style or language is outside what the benchmark reads (docs/outcomes.md).
-NOT_READ = "not read"
-REASONS_SET_METRICS: Mapping[str, MetricSpec] = {
-    "unread": MetricSpec(
-        "share of replies the rules could not read (their style or language), scored unanswered",
-        higher_is_better=False,
-        label="unread %",
-        charted=False,
-    ),
-}
-# The unanswered reasons that mean "named nothing the rules could read", as opposed to an echo,
-# a placeholder or an empty reply, which are the model's own failures.
-_UNREAD_REASONS = (
-    "written in another script",
-    "a sentence, not a title",
-    "nothing name-like left",
-    "no title-like span",
-    "no name-like span",
-)
-
-
-_LATIN_NAME_RUN = re.compile(r"[A-Z][\w'’\-]+(?:[\s,:]+[A-Za-z][\w'’\-]+){1,}")
-
-
-def _latin_share(text: str) -> float:
-    letters = [c for c in text if c.isalpha()]
-    latin = sum(c.isascii() or "\u00c0" <= c <= "\u024f" for c in letters)
-    return latin / len(letters) if letters else 1.0
-
-
-def _other_script(raw: str) -> bool:
-    """A reply written mostly in another script (Cyrillic, CJK, ...) with no run of Latin
-    words in it (a title or names kept in Latin, as the prompt's language would write them):
-    the rules read Latin titles and names only, so it is *unanswered*, never a guess at a
-    title (scorer 5; "「Trust Region Policy Optimization」です" is read, it holds one)."""
-    return _latin_share(raw) < 0.5 and _LATIN_NAME_RUN.search(raw) is None
-
-
-def _not_read(raw: str, reason: str) -> bool:
-    """An unanswered reply of substance (twelve words or more, or mostly in a non-Latin script)
-    whose reason is that nothing readable was found in it: the style defeated the rules."""
-    if not reason.startswith(_UNREAD_REASONS):
-        return False
-    return len(raw.split()) >= 12 or _latin_share(raw) < 0.7
-
-
-REASONS_FIELDS: Mapping[str, type | tuple[type, ...]] = {
-    "citing_title": str,
-    "sentence": str,
-    "cited_title": str,
-    "cited_authors": str,
-}
-
-#: The sample ``new-suite`` writes for every REASONS task (one item serves all six, so it carries
-#: the escalations' abstract and the retrieval ids too); a real paper, so bm25 can answer it.
-EXAMPLE: Mapping[str, Any] = {
-    "citing_title": "An Example Survey of Sequence Models",
-    "sentence": "a network architecture based solely on attention mechanisms, dispensing with "
-    "recurrence and convolutions",
-    "cited_title": "Attention Is All You Need",
-    "cited_authors": "Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob Uszkoreit, Llion Jones, "
-    "Aidan N. Gomez, Lukasz Kaiser, Illia Polosukhin",
-    "cited_abstract": "We propose the Transformer, a network architecture based solely on "
-    "attention mechanisms, dispensing with recurrence and convolutions entirely, for machine "
-    "translation.",
-    "cited_arxiv_id": "1706.03762",
-    "cited_doi": "10.48550/arXiv.1706.03762",
-}
-
-
-def text_metrics(expected: str, answer: str, *, exact: bool | None = None) -> dict[str, float]:
-    """The paper's four per-answer numbers; only for answers that name something (correct,
-    partial, hallucinated), never for an empty parse: an empty answer would read as "nothing
-    invented" (hr_code 0) beside "all wrong" (hr_paper 1)."""
-    if not has_letters(answer):
-        return {}
-    return {
-        "bleu": bleu4(expected, answer),
-        "f1": token_f1(expected, answer),
-        "hr_paper": hr_paper(expected, answer, exact=exact),
-        "hr_code": hr_code(expected, answer),
-    }
-
-
-def same_authors(answer: str, gold: str) -> bool:
-    """The same set of people, in any order, spelling or initialling."""
-    persons = parse_authors(answer).persons
-    gold_persons = parse_authors(gold).persons
-    verdict = compare_authors(persons, gold_persons)
-    return bool(gold_persons) and not verdict.invented and verdict.matched == len(gold_persons)
-
-
-def stage(name: str, raw: str, clean: object, prefer: tuple[str, ...] = ()) -> Stage:
-    """A stage from raw text: "pass" when the model abstained, else the cleaned answer (both
-    read inside the reply's envelope: a ``<think>`` block, ``<answer>`` tags, JSON)."""
-    text = unwrap(raw, prefer).text
-    abstained = is_abstention(text)
-    answer = "pass" if abstained else clean(text)  # type: ignore[operator]
-    return Stage(name=name, raw=raw, answer=answer, abstained=abstained)
-
-
-async def ask(
-    generate: Generate, messages: Sequence[Message], hint: Hint
-) -> tuple[str, list[ShownPaper]]:
-    """One model call, with the papers a retrieval wrapper numbered in its prompt (none without
-    one): a reply may cite them by number (``ranks``)."""
-    with papers_shown() as shown:
-        raw = await generate(messages, hint=hint)
-    return raw, list(shown)
-
-
-def with_shown(parsed: Stage, shown: Sequence[ShownPaper]) -> Stage:
-    """The stage with the papers its prompt showed kept beside its raw text, so that a rescore,
-    which calls no model, still knows what "[2]" was."""
-    if not shown:
-        return parsed
-    details = {SHOWN_KEY: [p.to_json() for p in shown]}
-    return ScoredStage(parsed.name, parsed.raw, parsed.answer, parsed.abstained, details)
+#: 9 (issue 42): a reply in a format is read a second time by its structure (``parsing.structure``:
+#: Markdown, HTML, LaTeX, JSON/YAML/TOML/XML/Python, RIS, SQL, logfmt, Turtle, templates, CSV, a
+#: letter's frame, a chat's address) and the two readings settled (``readings``); prose naming
+#: every gold author is a list; labels read by where they stand (the foreign-label word list
+#: gone); a supplement's gold named by its paper; a second surname left out, two letters swapped.
+SCORER_VERSION = "9"
 
 
 _STAGE_GIVEN = {"abstract": "cited_abstract", "authors": "cited_authors"}
@@ -287,7 +140,7 @@ class _Reasons(Task):
         """The outcome of a reply that is not a 'pass'."""
         raise NotImplementedError
 
-    def _prompt_texts(self, item: Sample, stage_name: str) -> tuple[list[str], list[str]]:
+    def prompt_texts_of(self, item: Sample, stage_name: str) -> tuple[list[str], list[str]]:
         """(sources, instructions) of the prompt this stage answered: what an echo repeats.
         A later turn's conversation still holds what the earlier turns gave (sid's third turn,
         the authors, comes after the abstract), so each is a source from its turn on."""
@@ -321,35 +174,9 @@ class _Reasons(Task):
         return verdict
 
     def _judge(self, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
-        sources, instructions = self._prompt_texts(item, stage.name)
-        # The answer inside its envelope (a <think> block before it, <answer> tags, JSON).
-        unwrapped = unwrap(stage.raw, self.answer_keys)
-        if unwrapped.envelope and not unwrapped.text.strip():
-            return Judgement("unanswered", f"no answer: nothing in {unwrapped.envelope}", "")
-        if stage.abstained:
-            return Judgement("abstained", "the model wrote 'pass'", "pass")
-        verdict = self._judge_text(item, stage, unwrapped.text, sources, instructions, corpus)
-        if verdict.outcome == "unanswered" and self.answers == "authors":
-            # Match before extract: prose that names every gold author in full is a list.
-            gold = [p.text for p in parse_authors(self.expected(item)).persons]
-            span = gold_people_span(unwrapped.text, gold)
-            if span is not None:
-                read = self._judge_text(item, stage, span, sources, instructions, corpus)
-                if read.outcome != "unanswered":
-                    return replace(read, reason=f"{read.reason} (the gold's people, in prose)")
-        structure = read_reply(unwrapped.text)
-        if structure is None:
-            return verdict
-        # A reply in a format (a document, Markdown, HTML, LaTeX, a letter) is read a second
-        # time, as its parser lays it out: the answer is the text under the label that names
-        # what was asked, or the spans that can carry one (parsing.structure).
-        reading = answer_reading(unwrapped.text, self.answers, self.answer_keys)
-        if reading is None:
-            return verdict
-        read = self._judge_text(item, stage, reading.text, sources, instructions, corpus)
-        return settle(verdict, read, reading)
+        return judge_reply(self, item, stage, corpus)
 
-    def _judge_text(
+    def judge_text(
         self,
         item: Sample,
         stage: Stage,

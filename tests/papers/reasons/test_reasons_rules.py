@@ -204,7 +204,7 @@ def test_each_indirect_rule_judges_its_own_case(rule: str, tmp_path: Any) -> Non
     task, item = Indirect(), Sample("test/suite", "item-1", {**GOLD, **fields}, 1)
     # An abstract among the fields: the reply answers the sid escalation that gave it.
     stage = "abstract" if "cited_abstract" in fields else "indirect"
-    sources, instructions = task._prompt_texts(item, stage)
+    sources, instructions = task.prompt_texts_of(item, stage)
     titles = judge_indirect.corpus_titles(str(corpus))
     reply = judge_indirect.TitleReply(item, raw, sources, instructions, titles, str(corpus))
     assert first_rule(judge_indirect.RULES, reply) == rule
