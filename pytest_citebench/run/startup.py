@@ -124,9 +124,9 @@ def check_model_options(options: Options, models: Sequence[Model]) -> None:
         raise pytest.UsageError("\n".join(problems))
 
 
-def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> None:
+def check_gates(paths: Sequence[Path], options: Options, gates: list[Gate]) -> None:
     """Every gate must name a suite and task that exist (``gates.check_known``), and the gates
-    of the suites this run collects are added now.
+    of the suites this run collects (``paths``: ``run/sources.py``) are added now.
 
     The manifests' gates are added here and not only as suites are collected because under
     xdist the controller collects nothing: its gates would silently be the CLI's alone.
@@ -134,11 +134,7 @@ def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> N
     from pytest_citebench.results.gates import check_known
     from pytest_citebench.suites import SuiteError, discover, load_manifest
 
-    if config.args_source == pytest.Config.ArgsSource.ARGS:
-        here = Path(config.invocation_params.dir)
-        collected = [here / arg.split("::")[0] for arg in config.args]
-    else:
-        collected = list(options.suites)
+    collected = list(paths)
     # A suite reached through a symlink is collected under the link's path: compare both
     # the paths as given and as resolved, and load the manifest by the path pytest uses,
     # so its gates match at -n 0, under xdist and in merge alike.
