@@ -1,5 +1,5 @@
 """Papers and their tasks, by name, found through the entry-point group ``pytest_citebench.tasks``;
-and the installed suite packages, found through ``pytest_citebench.suites`` (:func:`installed_suites`).
+and the installed suite packages, through ``pytest_citebench.suites`` (:func:`installed_suites`).
 
 The built-in papers are registered exactly like a third-party one, in this project's
 ``pyproject.toml``; the core never imports a paper by name. Each entry point names a

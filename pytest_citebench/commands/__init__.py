@@ -1,6 +1,7 @@
 """The jobs of ``python -m pytest_citebench`` that are not a pytest run, one module each.
 
-``validate`` (suite folders), ``suites`` (what is installed and in the project), ``merge`` (shard results into one), ``baseline`` (promote a run,
+``validate`` (suite folders), ``suites`` (what is installed and in the project), ``merge``
+(shard results into one), ``baseline`` (promote a run,
 compare two), ``rescore`` (records under today's scorer), ``new-suite`` and ``new-paper``
 (scaffolds), ``local-model`` (serve or re-record a real local model), and the thin entries for
 ``doi`` and ``cassettes``, whose work lives with the DOI and recording code. A paper's own

@@ -80,7 +80,9 @@ def _shown(path: Path, config: pytest.Config) -> str:
 
 
 def _wanted(name: str | None, patterns: list[str]) -> bool:
-    return not patterns or (name is not None and any(fnmatch.fnmatchcase(name, p) for p in patterns))
+    return not patterns or (
+        name is not None and any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    )
 
 
 def _given(config: pytest.Config, installed: list[registry.InstalledSuites]) -> list[str]:
@@ -110,14 +112,14 @@ def plan(config: pytest.Config, options: Options) -> Sources:
         args = _given(config, installed)
         here = Path(config.invocation_params.dir)
         if patterns:  # each folder given -> its suites of those names; node ids stay
-            picked: list[str] = []
+            kept: list[str] = []
             for arg in args:
                 if "::" in arg:
-                    picked.append(arg)
+                    kept.append(arg)
                     continue
                 found = discover(Path(arg) if Path(arg).is_absolute() else here / arg)
-                picked += [str(m.parent) for m in found if _wanted(_name(m), patterns)]
-            args = picked
+                kept += [str(m.parent) for m in found if _wanted(_name(m), patterns)]
+            args = kept
             if not args:
                 raise pytest.UsageError(
                     f"--citebench-suite {' '.join(patterns)}: no suite of that name under "
