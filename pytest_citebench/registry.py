@@ -199,6 +199,28 @@ def installed_suites_enabled() -> bool:
     return value not in ("0", "false", "no", "off")
 
 
+def installed_suites_wanted() -> list[InstalledSuites]:
+    """The installed suites a run with no path collects: all of them, none
+    (``CITEBENCH_INSTALLED_SUITES=0``), or the entry points it names, comma-separated (a CI job
+    that runs one package's suites; an entry point it names that is not installed is an error)."""
+    if not installed_suites_enabled():
+        return []
+    value = os.environ.get(INSTALLED_ENV, "").strip()
+    every = installed_suites()
+    if value.lower() in ("", "1", "true", "yes", "on", "all"):
+        return every
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in {root.name for root in every}]
+    if unknown:
+        raise CitebenchError(
+            f"{INSTALLED_ENV}={value}: no installed suite package registers "
+            f"{', '.join(map(repr, unknown))}; installed: "
+            f"{', '.join(root.name for root in every) or 'none'} "
+            "(python -m pytest_citebench suites lists them)"
+        )
+    return [root for root in every if root.name in names]
+
+
 def _folder(target: object) -> Path | None:
     if isinstance(target, ModuleType):
         where = getattr(target, "__file__", None)

@@ -60,9 +60,9 @@ class Sources:
         return None
 
 
-def _installed(enabled: bool) -> list[registry.InstalledSuites]:
+def _installed(every: bool) -> list[registry.InstalledSuites]:
     try:
-        return registry.installed_suites() if enabled else []
+        return registry.installed_suites() if every else registry.installed_suites_wanted()
     except CitebenchError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -126,7 +126,7 @@ def plan(config: pytest.Config, options: Options) -> Sources:
                     f"{' '.join(config.args)}"
                 )
         return Sources(args, [here / arg.split("::")[0] for arg in args], installed)
-    installed = _installed(registry.installed_suites_enabled())
+    installed = _installed(False)
     project = [p for p in options.suites if p.exists()]
     project_manifests = [(m, _name(m)) for root in project for m in discover(root)]
     names: dict[str, Path] = {}
