@@ -270,3 +270,19 @@ def test_the_wheel_carries_every_suite_file(tmp_path: Path) -> None:
     assert "[pytest_citebench.suites]\npytest-citebench = pytest_citebench_suites:ROOT" in (
         entry_points
     )
+
+
+def test_hallmark_rules_read_the_installed_suites_outside_a_checkout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Installed from the wheel there is no sibling ``suites/``: the DOI registry of
+    ``citebench/hallmark-rules`` is the built-in suites installed with it, so an installed run
+    scores as a checkout's does."""
+    from pytest_citebench.papers.hallmark import rules
+
+    monkeypatch.setattr(rules, "__file__", str(tmp_path / "a" / "b" / "c" / "rules.py"))
+    installed = registry.InstalledSuites("pytest-citebench", "pytest-citebench", "0", tmp_path)
+    monkeypatch.setattr(registry, "installed_suites", lambda: [installed])
+    assert rules.default_registry() == tmp_path
+    monkeypatch.setattr(registry, "installed_suites", lambda: [])
+    assert rules.default_registry() is None
