@@ -28,16 +28,18 @@ TINY = REPO / "fixtures" / "suites" / "tiny"
 TOY = "citebench-suite-toy"
 
 
-def _site(root: Path, *, name: str = TOY, value: str = "citebench_suite_toy") -> Path:
+def _site(
+    root: Path, *, name: str = TOY, value: str = "citebench_suite_toy", module_name: str = ""
+) -> Path:
     """A site folder holding an installed suite package: the tiny suite in its module folder."""
     site = root / "site"
-    module = site / "citebench_suite_toy"
+    module = site / (module_name or "citebench_suite_toy")
     shutil.copytree(TINY, module / "tiny")
     (module / "__init__.py").write_text('"""The tiny suite, as a package."""\n')
-    info = site / "citebench_suite_toy-2.0.dist-info"
+    info = site / f"{module.name}-2.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: citebench-suite-toy\nVersion: 2.0\n"
+        f"Metadata-Version: 2.1\nName: {module.name.replace('_', '-')}\nVersion: 2.0\n"
     )
     (info / "entry_points.txt").write_text(f"[pytest_citebench.suites]\n{name} = {value}\n")
     return site
@@ -163,6 +165,20 @@ def test_no_suite_found_says_where_suites_come_from(pytester: pytest.Pytester) -
     assert "pip install pytest-citebench" in result.stderr
     assert "python -m pytest_citebench suites" in result.stderr
     assert "no tests ran" not in result.stdout
+
+
+def test_two_packages_with_one_suite_name_are_refused(pytester: pytest.Pytester) -> None:
+    site, project = _site(pytester.path), _project(pytester)
+    twin = _site(pytester.path, name="twin", value="citebench_twin", module_name="citebench_twin")
+    assert twin == site
+    result = _run(
+        project, "-m", "pytest", "--citebench", "-p", "no:cacheprovider", site=site,
+        wanted=f"{TOY},twin",
+    )  # fmt: skip
+    assert result.returncode == pytest.ExitCode.TESTS_FAILED
+    assert "twin/tiny/suite.toml: field 'name': suite name 'tiny' is already used by" in (
+        result.stdout
+    )
 
 
 def test_suites_command_lists_installed_and_project_suites(pytester: pytest.Pytester) -> None:

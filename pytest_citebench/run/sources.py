@@ -149,12 +149,11 @@ def plan(config: pytest.Config, options: Options) -> Sources:
                 where = "/".join((root.name, *manifest.relative_to(root.path).parts))
                 notes.append(
                     f"suite {name!r}: the project's {_shown(names[name], config)} is used; "
-                    "the installed "
-                    f"{where} ({root.distribution} {root.version}) is not"
+                    f"the installed {where} ({root.distribution} {root.version}) is not"
                 )
                 continue
-            if name is not None:
-                names[name] = manifest
+            # Two packages with one suite name: both are collected, and collection refuses
+            # the second as an invalid suite naming both (as for two folders).
             picked.append(manifest.parent)
             chosen.append(manifest.parent)
     if not picked:
