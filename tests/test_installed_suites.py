@@ -152,6 +152,11 @@ def test_selection_works_on_installed_suites(pytester: pytest.Pytester) -> None:
     assert ids("-m", "indirect and tiny") == {f"{toy}::indirect"}
     # A test id of an installed suite, as printed, is a path pytest accepts.
     assert ids(f"{toy}::direct") == {f"{toy}::direct"}
+    # With a path given, --citebench-suite picks among the suites under it.
+    assert ids("suites", "--citebench-suite", "other") == {
+        "suites/other/suite.toml::direct",
+        "suites/other/suite.toml::indirect",
+    }
     result = _run(project, *common, "--citebench-suite", "nosuch", site=site)
     assert result.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--citebench-suite nosuch: no suite of that name" in result.stderr
@@ -302,3 +307,20 @@ def test_hallmark_rules_read_the_installed_suites_outside_a_checkout(
     assert rules.default_registry() == tmp_path
     monkeypatch.setattr(registry, "installed_suites", lambda: [])
     assert rules.default_registry() is None
+
+
+def test_new_suite_package_refuses_to_overwrite_a_project(tmp_path: Path) -> None:
+    from pytest_citebench.commands.new_suite import ScaffoldError, scaffold
+
+    made = scaffold(tmp_path / "pkg", name="reasons/my domain".replace(" ", "_"),
+                    tasks=["indirect"], package=True)  # fmt: skip
+    assert made.package == tmp_path / "pkg"
+    assert made.directory == tmp_path / "pkg" / "citebench_suite_reasons_my_domain"
+    text = (tmp_path / "pkg" / "pyproject.toml").read_text()
+    assert 'name = "citebench-suite-reasons-my-domain"' in text
+    assert (
+        '[project.entry-points."pytest_citebench.suites"]\n'
+        'citebench-suite-reasons-my-domain = "citebench_suite_reasons_my_domain"'
+    ) in text
+    with pytest.raises(ScaffoldError, match="pyproject.toml"):
+        scaffold(tmp_path / "pkg", name="reasons/my_domain", tasks=["indirect"], package=True)
