@@ -243,9 +243,7 @@ def test_new_suite_package_installs_with_pip_and_runs(pytester: pytest.Pytester)
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     items = _items(project / "results.jsonl")
-    assert [r["nodeid"].split("::")[0] for r in items] == [
-        "citebench-suite-mydomain/suite.toml"
-    ]
+    assert [r["nodeid"].split("::")[0] for r in items] == ["citebench-suite-mydomain/suite.toml"]
 
 
 def test_the_builtin_suites_are_registered_as_a_package() -> None:
@@ -312,8 +310,7 @@ def test_hallmark_rules_read_the_installed_suites_outside_a_checkout(
 def test_new_suite_package_refuses_to_overwrite_a_project(tmp_path: Path) -> None:
     from pytest_citebench.commands.new_suite import ScaffoldError, scaffold
 
-    made = scaffold(tmp_path / "pkg", name="reasons/my domain".replace(" ", "_"),
-                    tasks=["indirect"], package=True)  # fmt: skip
+    made = scaffold(tmp_path / "pkg", name="reasons/my_domain", tasks=["indirect"], package=True)
     assert made.package == tmp_path / "pkg"
     assert made.directory == tmp_path / "pkg" / "citebench_suite_reasons_my_domain"
     text = (tmp_path / "pkg" / "pyproject.toml").read_text()
@@ -322,5 +319,5 @@ def test_new_suite_package_refuses_to_overwrite_a_project(tmp_path: Path) -> Non
         '[project.entry-points."pytest_citebench.suites"]\n'
         'citebench-suite-reasons-my-domain = "citebench_suite_reasons_my_domain"'
     ) in text
-    with pytest.raises(ScaffoldError, match="pyproject.toml"):
+    with pytest.raises(ScaffoldError, match=r"pyproject\.toml"):
         scaffold(tmp_path / "pkg", name="reasons/my_domain", tasks=["indirect"], package=True)
