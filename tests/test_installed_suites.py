@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from pytest_citebench import registry
+from pytest_citebench.testing.stubserver import StubServer
+from tests.conftest import stub_args
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "fixtures" / "suites" / "tiny"
@@ -71,6 +74,11 @@ def _run(
     )
 
 
+def _summary(result: subprocess.CompletedProcess[str]) -> str:
+    """pytest's last line without its time: ``1 passed, 3 hallucinated``."""
+    return re.sub(r" in [0-9.]+s.*", "", result.stdout.strip().splitlines()[-1]).strip("= ")
+
+
 def _files(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*") if "__pycache__" not in p.parts}
 
@@ -102,6 +110,29 @@ def test_no_path_runs_the_installed_suite_and_writes_only_in_the_project(
     assert {(r["suite"], r["task"]) for r in items} == {("tiny", "direct"), ("tiny", "indirect")}
     assert all(r["nodeid"].startswith("citebench-suite-toy/tiny/suite.toml::") for r in items)
     assert _files(site) == before  # nothing written beside the installed suite
+
+
+def test_cassettes_of_an_installed_suite_are_recorded_in_the_project(
+    pytester: pytest.Pytester,
+) -> None:
+    """Recorded against a loopback stub, replayed with it stopped: the cassettes are in the
+    project's ``cassettes/`` (keyed by suite name and version, as for a project suite), and
+    nothing is written beside the installed suite."""
+    site, project = _site(pytester.path), _project(pytester)
+    before = _files(site)
+    with StubServer(lambda request: "Attention Is All You Need") as server:
+        args = stub_args(server.url, "--citebench-task", "indirect")
+        recorded = _run(project, "-m", "pytest", *args, "--citebench-record", "once", site=site)
+        assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    cassettes = sorted((project / "cassettes").rglob("*.yaml"))
+    assert len(cassettes) == 4
+    assert all(c.relative_to(project / "cassettes").parts[1:4] == ("tiny", "v1", "indirect")
+               for c in cassettes)  # fmt: skip
+    replayed = _run(project, "-m", "pytest", *args, site=site)  # the stub is stopped
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    # The same outcomes, from the cassettes (a miss would be an error).
+    assert _summary(replayed) == _summary(recorded) and "error" not in _summary(replayed)
+    assert _files(site) == before
 
 
 def test_the_project_suite_of_the_same_name_wins_with_a_note(pytester: pytest.Pytester) -> None:
