@@ -109,6 +109,13 @@ def test_no_path_runs_the_installed_suite_and_writes_only_in_the_project(
     items = _items(project / "results.jsonl")
     assert {(r["suite"], r["task"]) for r in items} == {("tiny", "direct"), ("tiny", "indirect")}
     assert all(r["nodeid"].startswith("citebench-suite-toy/tiny/suite.toml::") for r in items)
+    # rescore finds the installed suite as the run did (no --suites, no suites/ folder here).
+    rescored = _run(
+        project, "-m", "pytest_citebench", "rescore", "results.jsonl", "-o", "rescored.jsonl",
+        site=site,
+    )  # fmt: skip
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    assert len(_items(project / "rescored.jsonl")) == len(items)
     assert _files(site) == before  # nothing written beside the installed suite
 
 
