@@ -7,6 +7,10 @@ package is, through the entry-point group ``pytest_citebench.suites``
 the checkout's ``suites/`` folder; ``setup.py`` maps that folder into this package as ``data/`` when
 a wheel is built. In an editable install (a checkout) there is no ``data/`` here, and ``ROOT`` is
 the checkout's ``suites/`` itself, so the project's own run sees one folder, not two copies.
+
+PYTEST_DONT_REWRITE: pytest marks every top-level package of a plugin's distribution for
+assertion rewriting; this one is often imported before a run that starts in-process (pytester),
+and each such run warned that it could not be rewritten (it has no assert: nothing is lost).
 """
 
 from __future__ import annotations

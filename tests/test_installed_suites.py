@@ -359,3 +359,27 @@ def test_new_suite_package_refuses_to_overwrite_a_project(tmp_path: Path) -> Non
     ) in text
     with pytest.raises(ScaffoldError, match=r"pyproject\.toml"):
         scaffold(tmp_path / "pkg", name="reasons/my_domain", tasks=["indirect"], package=True)
+
+
+def test_an_in_process_run_does_not_warn_about_the_suites_package(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest marks every top-level package of a plugin's distribution for assertion rewriting;
+    ``pytest_citebench_suites``, imported before an in-process run (any test that read the
+    installed suites), made each such run warn "Module already imported so cannot be
+    rewritten" and fail the tests that count outcomes. Its docstring opts out."""
+    import importlib.util
+
+    import pytest_citebench_suites
+
+    spec = importlib.util.spec_from_file_location(
+        "pytest_citebench_suites", pytest_citebench_suites.__file__
+    )
+    assert spec is not None and spec.loader is not None
+    plain = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plain)  # imported by a plain loader, as outside pytest's hook
+    monkeypatch.setitem(sys.modules, "pytest_citebench_suites", plain)
+    pytester.makepyfile(test_x="def test_a():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert "cannot be rewritten" not in result.stdout.str()
+    assert result.parseoutcomes() == {"passed": 1}
