@@ -102,9 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
             paper.configure(config)
     if not session.is_worker:
         config.pluginmanager.register(_ControllerHooks(session), "citebench-controller")
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # No paths given: the suites are the tests (not the project's own tests/ folder).
-        config.args = [str(p) for p in session.options.suites if p.exists()]
+    if session.sources.args is not None:
+        # No paths given: the suites are the tests (not the project's own tests/ folder): the
+        # project's suite folders and the installed suite packages (run/sources.py).
+        config.args = session.sources.args
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -237,6 +238,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     from pytest_citebench.run.items import SuiteFile
 
+    # An installed suite (site-packages) is named from its package: ENTRY/path/suite.toml.
+    nodeid = _session(parent.config).sources.nodeid(file_path, parent.config.rootpath)
+    if nodeid is not None:
+        return SuiteFile.from_parent(parent, path=file_path, nodeid=nodeid)
     return SuiteFile.from_parent(parent, path=file_path)
 
 
@@ -403,6 +408,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     cb = _session(config) if _active(config) else None
     if cb is None or cb.is_worker:
         return
+    for note in cb.sources.notes:  # a project's suite replaced an installed one of its name
+        terminalreporter.write_line(f"citebench: {note}", yellow=True)
     if config.option.collectonly:
         if config.getoption("citebench_estimate"):
             from pytest_citebench.run.estimate import estimate, lines

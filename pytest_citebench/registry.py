@@ -1,4 +1,5 @@
-"""Papers and their tasks, by name, found through the entry-point group ``pytest_citebench.tasks``.
+"""Papers and their tasks, by name, found through the entry-point group ``pytest_citebench.tasks``;
+and the installed suite packages, through ``pytest_citebench.suites`` (:func:`installed_suites`).
 
 The built-in papers are registered exactly like a third-party one, in this project's
 ``pyproject.toml``; the core never imports a paper by name. Each entry point names a
@@ -9,14 +10,22 @@ be validated against the full list of tasks.
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
 
 from pytest_citebench.api import CORE_METRICS, MetricSpec, Paper, Task
 from pytest_citebench.errors import CitebenchError
 
 GROUP = "pytest_citebench.tasks"
+#: Suite packages: each entry point names a folder of suites (a ``Path`` or a string, or a module
+#: whose folder holds them). The built-in suites are registered so, in this project's pyproject.
+SUITES_GROUP = "pytest_citebench.suites"
+#: Set to 0 (or false/no/off) to run without installed suites: only the project's own folders.
+INSTALLED_ENV = "CITEBENCH_INSTALLED_SUITES"
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _PAPERS: dict[str, Paper] = {}
@@ -167,3 +176,92 @@ def metric_spec(name: str) -> MetricSpec:
     name nothing declares (a results file from elsewhere, an outcome) reads as a share."""
     _load()
     return _METRICS.get(name) or MetricSpec("")
+
+
+@dataclass(frozen=True)
+class InstalledSuites:
+    """One entry point of ``pytest_citebench.suites``: a folder of suites a distribution installed.
+
+    ``name`` (the entry point's name) starts the test ids of its suites
+    (``pytest-citebench/reasons/nlp/suite.toml::indirect::...``): a path in site-packages would
+    say nothing, and two packages' folders may hold the same relative paths."""
+
+    name: str
+    distribution: str
+    version: str
+    path: Path
+
+
+def installed_suites_enabled() -> bool:
+    """``CITEBENCH_INSTALLED_SUITES=0`` turns the installed suites off (a project that runs only
+    its own folders; this repository's tests, which run their fixture suites alone)."""
+    value = os.environ.get(INSTALLED_ENV, "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def installed_suites_wanted() -> list[InstalledSuites]:
+    """The installed suites a run with no path collects: all of them, none
+    (``CITEBENCH_INSTALLED_SUITES=0``), or the entry points it names, comma-separated (a CI job
+    that runs one package's suites; an entry point it names that is not installed is an error)."""
+    if not installed_suites_enabled():
+        return []
+    value = os.environ.get(INSTALLED_ENV, "").strip()
+    every = installed_suites()
+    if value.lower() in ("", "1", "true", "yes", "on", "all"):
+        return every
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in {root.name for root in every}]
+    if unknown:
+        raise CitebenchError(
+            f"{INSTALLED_ENV}={value}: no installed suite package registers "
+            f"{', '.join(map(repr, unknown))}; installed: "
+            f"{', '.join(root.name for root in every) or 'none'} "
+            "(python -m pytest_citebench suites lists them)"
+        )
+    return [root for root in every if root.name in names]
+
+
+def _folder(target: object) -> Path | None:
+    if isinstance(target, ModuleType):
+        where = getattr(target, "__file__", None)
+        return Path(where).resolve().parent if where else None
+    if isinstance(target, str | os.PathLike):
+        return Path(target)
+    return None
+
+
+def installed_suites() -> list[InstalledSuites]:
+    """Every registered suite folder, by entry-point name; the first distribution wins a name
+    two register (importlib lists each distribution once). Loading one imports only its module:
+    suite packages are data, with no model or numpy imports.
+
+    Raises ``CitebenchError`` naming the distribution for an entry point that fails to load or
+    names no folder: a broken suite package must say which package to fix, not vanish."""
+    found: dict[str, InstalledSuites] = {}
+    for ep in sorted(entry_points(group=SUITES_GROUP), key=lambda ep: ep.name):
+        dist = ep.dist
+        dist_name, version = (dist.name, dist.version) if dist is not None else ("?", "?")
+        where = (
+            f"entry point {ep.name!r} = {ep.value!r} in group {SUITES_GROUP!r} "
+            f"(distribution {dist_name} {version})"
+        )
+        try:
+            target = ep.load()
+        except Exception as exc:
+            raise CitebenchError(
+                f"{where} failed to load: {type(exc).__name__}: {exc}; reinstall or uninstall "
+                f"{dist_name}"
+            ) from exc
+        folder = _folder(target)
+        if folder is None or not folder.is_dir():
+            raise CitebenchError(
+                f"{where} names {target!r}, not a folder of suites; point it at a module (its "
+                f"folder holds the suites) or a pathlib.Path, or uninstall {dist_name}"
+            )
+        if not _NAME.fullmatch(ep.name):
+            raise CitebenchError(
+                f"{where}: the name {ep.name!r} starts test ids: use 1-64 letters, digits, '.', "
+                "'-' or '_'"
+            )
+        found.setdefault(ep.name, InstalledSuites(ep.name, dist_name, version, folder))
+    return list(found.values())

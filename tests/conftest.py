@@ -11,6 +11,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The installed suite packages (this checkout's 49,209 cases, installed editable) stay out of the
+# fixture projects' runs with no path; tests/test_installed_suites.py turns them on where it means to.
+os.environ["CITEBENCH_INSTALLED_SUITES"] = "0"
 
 # pytester's in-process runs drop modules first imported during a run; numpy refuses to load twice
 # and litellm leaves import-time state behind, so load them once here for the whole session.

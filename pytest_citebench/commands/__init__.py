@@ -1,6 +1,7 @@
 """The jobs of ``python -m pytest_citebench`` that are not a pytest run, one module each.
 
-``validate`` (suite folders), ``merge`` (shard results into one), ``baseline`` (promote a run,
+``validate`` (suite folders), ``suites`` (what is installed and in the project), ``merge``
+(shard results into one), ``baseline`` (promote a run,
 compare two), ``rescore`` (records under today's scorer), ``new-suite`` and ``new-paper``
 (scaffolds), ``local-model`` (serve or re-record a real local model), and the thin entries for
 ``doi`` and ``cassettes``, whose work lives with the DOI and recording code. A paper's own
@@ -43,6 +44,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "new-paper": (
         "new_paper",
         "scaffold a paper as its own package: entry point, a task, a suite and a test",
+    ),
+    "suites": (
+        "suites",
+        "list the suites a run finds: installed suite packages and the project's own folders "
+        "(name, version, items, tasks, package, licence, source)",
     ),
     "new-suite": (
         "new_suite",

@@ -66,6 +66,7 @@ class Scaffolded:
 
     directory: Path
     files: tuple[Path, ...]
+    package: Path | None = None  # the distribution's folder, for --package
 
 
 def _placeholder(expected: type | tuple[type, ...]) -> Any:
@@ -218,6 +219,50 @@ def todos_left(directory: Path) -> list[str]:
     return left
 
 
+def package_names(name: str) -> tuple[str, str]:
+    """(distribution, module) of a suite package: ``reasons/nlp`` ->
+    (``citebench-suite-reasons-nlp``, ``citebench_suite_reasons_nlp``), the names
+    CONTRIBUTING.md asks a domain suite to take."""
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "suite"
+    return f"citebench-suite-{slug.replace('_', '-')}", f"citebench_suite_{slug}"
+
+
+def package_pyproject(name: str, distribution: str, module: str) -> str:
+    """The suite package's ``pyproject.toml``: its entry point in ``pytest_citebench.suites``
+    names the module, whose folder holds the suite; package data ships every suite file."""
+    return f"""[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{distribution}"
+# Bump with the suite's `version` in suite.toml: the package's version says which items it holds.
+version = "1.0"
+description = "The citebench suite {name} (pytest-citebench)"
+requires-python = ">=3.11"
+dependencies = ["pytest-citebench"]
+
+# How pytest --citebench finds the suite once the package is installed: the module's folder.
+[project.entry-points."pytest_citebench.suites"]
+{distribution} = "{module}"
+
+[tool.setuptools]
+packages = ["{module}"]
+
+[tool.setuptools.package-data]
+{module} = ["suite.toml", "*.jsonl", "*.md", "**/suite.toml", "**/*.jsonl", "**/*.md"]
+"""
+
+
+def package_init(name: str, distribution: str) -> str:
+    return (
+        f'"""The citebench suite {name}, as a package: ``pip install {distribution}`` and\n'
+        "``pytest --citebench`` runs it in any project. The suite's files are data beside this "
+        "module;\nthe entry point in ``pyproject.toml`` (group ``pytest_citebench.suites``) "
+        'names this folder."""\n'
+    )
+
+
 def refuse_existing(files: Sequence[Path], *, force: bool) -> None:
     """``ScaffoldError`` listing every file of ``files`` that exists, unless ``force``.
 
@@ -258,8 +303,13 @@ def scaffold(
     url: str | None = None,
     licence: str | None = None,
     force: bool = False,
+    package: bool = False,
 ) -> Scaffolded:
-    """Write the suite folder; refuses to overwrite any existing file unless ``force``."""
+    """Write the suite folder; refuses to overwrite any existing file unless ``force``.
+
+    ``package``: ``directory`` becomes a distribution (``pyproject.toml`` with the entry point)
+    whose module folder is the suite, so ``pip install`` adds it to every ``pytest --citebench``
+    with no path, the way the built-in suites come."""
     from pytest_citebench import registry
     from pytest_citebench.suites import MANIFEST_NAME, write_manifest
 
@@ -271,14 +321,24 @@ def scaffold(
     name = name or directory.resolve().name
     if not name or any(c in name for c in " \t\n:[]"):
         raise ScaffoldError(f"suite name {name!r}: no spaces, ':' or brackets")
+    project = directory
+    extra: list[tuple[Path, str]] = []
+    if package:
+        distribution, module = package_names(name)
+        directory = project / module
+        extra = [
+            (project / "pyproject.toml", package_pyproject(name, distribution, module)),
+            (directory / "__init__.py", package_init(name, distribution)),
+        ]
     manifest = directory / MANIFEST_NAME
     tasks = list(dict.fromkeys(tasks))
     corpus = any(registry.get(t).uses_corpus for t in tasks)
     files = [manifest, directory / "items.jsonl", directory / "README.md"]
     if corpus:
         files.append(directory / "corpus.jsonl")
-    refuse_file_in_the_way(files)
-    refuse_existing(files, force=force)
+    every = [*files, *(path for path, _ in extra)]
+    refuse_file_in_the_way(every)
+    refuse_existing(every, force=force)
     source = {
         "paper": paper or f"{TODO}: the paper or dataset these items come from",
         "url": url or f"{TODO}: where the data is, with a commit or version",
@@ -296,7 +356,11 @@ def scaffold(
         files[3].write_text(
             "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in _PAPERS), encoding="utf-8"
         )
-    return Scaffolded(directory, tuple(files))
+    for path, text in extra:
+        path.write_text(text, encoding="utf-8")
+    return Scaffolded(
+        directory, (*files, *(path for path, _ in extra)), project if package else None
+    )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -313,6 +377,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="overwrite suite.toml, items.jsonl, corpus.jsonl and README.md where they exist "
         "(default: refuse, listing them)",
     )
+    p.add_argument(
+        "--package",
+        action="store_true",
+        help="make DIR a suite package (pyproject.toml with a pytest_citebench.suites entry "
+        "point; the suite in its module folder): pip install DIR adds it to every run",
+    )
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -326,12 +396,18 @@ def execute(args: argparse.Namespace) -> int:
             url=args.url,
             licence=args.licence,
             force=args.force,
+            package=args.package,
         )
     except ScaffoldError as exc:
         print(f"new-suite: {exc}", file=sys.stderr)
         return 1
     for path in made.files:
         print(f"wrote {path}")
+    if made.package is not None:
+        print(
+            f"install it: pip install -e {made.package}; then `pytest --citebench` with no path "
+            "runs it in any project (python -m pytest_citebench suites lists it)"
+        )
     print(
         f"next: replace the TODOs and the example item, then "
         f"python -m pytest_citebench validate {made.directory} (see CONTRIBUTING.md)"

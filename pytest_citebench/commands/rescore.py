@@ -263,9 +263,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", help="the results file (JSON lines)")
     p.add_argument("-o", "--out", help="write here instead of replacing RESULTS")
     p.add_argument(
-        "--suites", action="append", help="folder of the suites the file ran (default ./suites)"
+        "--suites",
+        action="append",
+        help="folder of the suites the file ran (default: the installed suite packages, then "
+        "./suites, whose suites win a name both have, as in a run with no path)",
     )
 
 
+def default_suites() -> list[str]:
+    """Where a run with no path found its suites: the installed suite packages (a user who ran
+    ``pytest --citebench`` after ``pip install`` has no suites folder), then ``./suites``,
+    loaded last so the project's suite wins a name (``_suites`` keeps the last)."""
+    from pytest_citebench import registry
+    from pytest_citebench.errors import CitebenchError
+
+    try:
+        installed = [str(root.path) for root in registry.installed_suites_wanted()]
+    except CitebenchError:
+        installed = []
+    here = Path("suites").resolve()
+    return [p for p in installed if not Path(p).resolve().is_relative_to(here)] + ["suites"]
+
+
 def execute(args: argparse.Namespace) -> int:
-    return main(args.results, args.out, args.suites or ["suites"])
+    return main(args.results, args.out, args.suites or default_suites())

@@ -5,6 +5,9 @@ given. In the order a run meets them:
 
 - ``session.py``: the run's state in ``config.stash``; only wires the rooms below.
 - ``startup.py``: usage checks before any model call (workers, keys, prices, gates, paths).
+- ``sources.py``: which suite folders the run collects: the paths given, or the project's own
+  plus the installed suite packages (entry-point group ``pytest_citebench.suites``), the project's
+  winning a name both use; installed suites' test ids; no suite at all is one clear error.
 - ``models.py``: the run's models, built from ``--citebench-model`` names (profile, RAG, answers
   files), each with this process's share of the concurrency and the cost cap.
 - ``collection.py``: what collection asks of the run: tasks wanted, suites, derived suites, jobs.

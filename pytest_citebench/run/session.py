@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_citebench.results.gates import Gate, gates_from
-from pytest_citebench.run import startup
+from pytest_citebench.run import sources, startup
 from pytest_citebench.run.collection import Collection
 from pytest_citebench.run.ledger import Ledger
 from pytest_citebench.run.models import plain_models, with_rag, worker_options
@@ -50,12 +50,14 @@ class CitebenchSession:
             startup.check_prices(self.options, plain)
             startup.check_model_options(self.options, plain)
         self.models = with_rag(plain, self.options)
+        # Which suite folders this run collects (the project's, installed packages', given).
+        self.sources = sources.plan(config, self.options)
         self.gates: list[Gate] = gates_from(self.options.gates, "--citebench-gate") + gates_from(
             self.options.pyproject_gates, "pyproject.toml [tool.citebench]"
         )
         if not self.is_worker:
-            startup.check_gates(config, self.options, self.gates)
-            startup.check_ids(config, self.options)
+            startup.check_gates(self.sources.paths, self.options, self.gates)
+            startup.check_ids(self.sources.paths, self.options)
             startup.check_environment()
         self.collection = Collection(self.options, self.gates, project_root(config))
         self.scheduler = Scheduler(config, self.options, self.models, is_worker=self.is_worker)

@@ -142,9 +142,9 @@ def check_model_options(options: Options, models: Sequence[Model]) -> None:
         raise pytest.UsageError("\n".join(problems))
 
 
-def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> None:
+def check_gates(paths: Sequence[Path], options: Options, gates: list[Gate]) -> None:
     """Every gate must name a suite and task that exist (``gates.check_known``), and the gates
-    of the suites this run collects are added now.
+    of the suites this run collects (``paths``: ``run/sources.py``) are added now.
 
     The manifests' gates are added here and not only as suites are collected because under
     xdist the controller collects nothing: its gates would silently be the CLI's alone.
@@ -152,11 +152,7 @@ def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> N
     from pytest_citebench.results.gates import check_known
     from pytest_citebench.suites import SuiteError, discover, load_manifest
 
-    if config.args_source == pytest.Config.ArgsSource.ARGS:
-        here = Path(config.invocation_params.dir)
-        collected = [here / arg.split("::")[0] for arg in config.args]
-    else:
-        collected = list(options.suites)
+    collected = list(paths)
     # A suite reached through a symlink is collected under the link's path: compare both
     # the paths as given and as resolved, and load the manifest by the path pytest uses,
     # so its gates match at -n 0, under xdist and in merge alike.
@@ -184,9 +180,10 @@ def check_gates(config: pytest.Config, options: Options, gates: list[Gate]) -> N
         check_known(gates, tasks_by_suite)
 
 
-def check_ids(config: pytest.Config, options: Options) -> None:
+def check_ids(paths: Sequence[Path], options: Options) -> None:
     """Every ``--citebench-id`` (or ``--citebench-ids`` line) must name an item of a suite this
-    run collects: a usage error here, on the controller.
+    run collects (``paths``, as ``run/sources.py`` planned them): a usage error here, on the
+    controller.
 
     Why at start: collection checks them too, but under xdist collection runs on the workers,
     where a usage error is an INTERNALERROR on the controller (a typo at ``-n 0`` was a usage
@@ -197,11 +194,7 @@ def check_ids(config: pytest.Config, options: Options) -> None:
 
     if not options.selection.ids:
         return
-    if config.args_source == pytest.Config.ArgsSource.ARGS:
-        here = Path(config.invocation_params.dir)
-        roots = [here / arg.split("::")[0] for arg in config.args]
-    else:
-        roots = list(options.suites)
+    roots = list(paths)  # what this run collects (run/sources.py): installed suites too
     known: set[str] = set()
     for root in roots:
         for path in discover(root) if root.exists() else []:

@@ -98,6 +98,13 @@ def add_flags(parser: pytest.Parser) -> None:
     group.addoption("--citebench-timeout", type=float, metavar="S", help="per-call timeout (120)")
     group.addoption("--citebench-task", action="append", metavar="TASK", help="only these tasks")
     group.addoption(
+        "--citebench-suite",
+        action="append",
+        metavar="NAME",
+        help="only the suites of this name (glob, e.g. 'reasons/*'), repeatable: among the "
+        "project's and the installed suites when no path is given",
+    )
+    group.addoption(
         "--citebench-id",
         action="append",
         metavar="ID",

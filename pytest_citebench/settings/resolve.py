@@ -128,6 +128,8 @@ class Options:
     tables: str = "compact"
     # Items with a suspect gold (suites' ``gold_flags``) in the headline numbers too.
     include_suspect: bool = False
+    # --citebench-suite: suite name globs (run/sources.py picks the folders they name).
+    suite_names: list[str] = field(default_factory=list)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Options:
@@ -229,6 +231,7 @@ class Options:
             params=params,
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
+            suite_names=list(config.getoption("citebench_suite") or []),
             show=opt("show", 2),
             max_errors=opt("max_errors"),
             resume=Path(config.getoption("citebench_resume"))

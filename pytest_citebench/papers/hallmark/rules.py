@@ -108,9 +108,20 @@ _LOCK = threading.Lock()
 
 
 def default_registry() -> Path | None:
-    """The committed suites folder of a checkout (the package's sibling ``suites/``)."""
+    """The committed suites folder of a checkout (the package's sibling ``suites/``), or, in a
+    wheel install, the built-in suites installed with it (entry point ``pytest-citebench``):
+    without it an installed run checked no DOI against the registry and scored otherwise."""
     path = Path(__file__).resolve().parents[3] / "suites"
-    return path if path.is_dir() else None
+    if path.is_dir():
+        return path
+    from pytest_citebench.errors import CitebenchError
+    from pytest_citebench.registry import installed_suites
+
+    try:
+        builtin = [root.path for root in installed_suites() if root.name == "pytest-citebench"]
+    except CitebenchError:  # a broken third-party suite package: the run reports it at start
+        return None
+    return builtin[0] if builtin else None
 
 
 def registry(path: str | Path | None) -> dict[str, list[str]]:
