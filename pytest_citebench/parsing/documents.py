@@ -319,17 +319,33 @@ def _template(text: str) -> Structure | None:
     return Structure("template", tuple(spans), document=True)
 
 
-def _csv(text: str) -> Structure | None:
+def _one_cell(line: str) -> str:
+    """A line of a one-column CSV: its quoted cell unquoted, else the line as it is."""
     import csv
 
-    lines = text.splitlines()
-    if len(lines) < 2 or not _CSV_HEADER.match(lines[0]) or " " in lines[0].split(",")[0].strip():
+    cells = next(csv.reader([line.strip()]))
+    return cells[0] if len(cells) == 1 else line.strip()
+
+
+def _csv(text: str) -> Structure | None:
+    """CSV: a header row of column names, then rows of as many cells. One column only when its
+    name is a program's ("cited_title"), each line below it one cell (a title may hold commas);
+    a heading's underline ("Authors" over "=======") is no CSV."""
+    import csv
+
+    lines = [x for x in text.splitlines() if x.strip()]
+    if len(lines) < 2 or not _CSV_HEADER.match(lines[0]):
         return None
-    rows = list(csv.reader(lines))
-    header = [h.strip() for h in rows[0]]
+    header = [h.strip().strip('"') for h in next(csv.reader([lines[0]]))]
+    if len(header) == 1:
+        if not re.fullmatch(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*", header[0]):
+            return None
+        rows = [[_one_cell(x)] for x in lines[1:]]
+    else:
+        rows = list(csv.reader(lines[1:]))
+        if any(len(r) != len(header) for r in rows):
+            return None
     spans = [Span(h, "label") for h in header]
-    for row in rows[1:]:
-        spans += [
-            Span(c.strip(), "cell", h) for h, c in zip(header, row, strict=False) if c.strip()
-        ]
+    for row in rows:
+        spans += [Span(c.strip(), "cell", h) for h, c in zip(header, row, strict=True) if c.strip()]
     return Structure("csv", tuple(spans), document=True)

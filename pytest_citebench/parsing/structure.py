@@ -128,7 +128,9 @@ def _reference(text: str) -> Structure | None:
     """One reference line in the Vancouver shape: its people and its title as fields."""
     lines = [x for x in text.splitlines() if x.strip()]
     found = _VANCOUVER.match(lines[0]) if len(lines) == 1 else None
-    if found is None:
+    # A reference ends with where and when the paper appeared: a year after the title (prose
+    # that starts with a name, "Mason A. Porter, ... are the authors", has none).
+    if found is None or not re.search(r"\b(?:19|20)\d{2}\b", lines[0][found.end("title") :]):
         return None
     spans = (Span(found["people"], "value", "authors"), Span(found["title"], "value", "title"))
     return Structure("reference", spans, document=True)

@@ -198,3 +198,58 @@ def test_a_label_in_another_script_is_one_even_before_prose() -> None:
     raw = "Συγγραφείς: Kuan Wang, Zhijian Liu\nΕλπίζω να βοηθήσει.\nΚαλή συνέχεια."
     assert reading(raw, "authors") is not None
     assert reading(raw, "authors").startswith("Kuan Wang")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("raw", "want", "expected"),
+    [
+        (
+            "INSERT INTO citations (authors) VALUES ('Sai Praneeth Karimireddy, Lie He');",
+            "authors",
+            "Sai Praneeth Karimireddy, Lie He",
+        ),
+        (
+            'source_paper="A Big Data Framework" cited_title="ViTGAN: Training GANs"',
+            "title",
+            "ViTGAN: Training GANs",
+        ),
+        ("source_paper=\"A Big Data Framework\" cited_title=pass", "title", "pass"),
+        (
+            '@prefix foaf: <http://xmlns.com/foaf/0.1/> .\nex:NiekTax foaf:name "Niek Tax" .\n'
+            'ex:WilVanDerAalst foaf:name "Wil van der Aalst" .',
+            "authors",
+            "Niek Tax, Wil van der Aalst",
+        ),
+        (
+            "{{cite journal |last1=Ren |first1=Pengjie |last2=de Rijke |first2=Maarten "
+            "|title=Wizard of Search Engine |year=2021}}",
+            "authors",
+            "Pengjie Ren, Maarten de Rijke",
+        ),
+        ("cited_title\nDeep Residual Learning for Image Recognition", "title",
+         "Deep Residual Learning for Image Recognition"),
+        ("1/ Yifan Peng, Shankai Yan, Zhiyong Lu\n\n2/ #BioNLP #BERT", "authors",
+         "Yifan Peng, Shankai Yan, Zhiyong Lu"),
+        (
+            "1. Wang Z, Xie Q, Xia R. Is ChatGPT a good sentiment analyzer? A preliminary study. "
+            "arXiv [Preprint]. 2023.",
+            "title",
+            "Is ChatGPT a good sentiment analyzer? A preliminary study",
+        ),
+    ],
+)  # fmt: skip
+def test_what_programs_write_is_read_by_its_grammar(raw: str, want: str, expected: str) -> None:
+    """SQL, logfmt, Turtle, a wiki template, CSV, a microblog thread, a Vancouver reference.
+    Mutations: ``code`` returns None; ``_unthreaded`` returns its text; ``_reference`` None."""
+    assert reading(raw, want) == expected
+
+
+def test_prose_that_starts_with_names_is_no_reference() -> None:
+    """A reference has a year after its title. Mutation: the year check removed -> 'Mason A'
+    read as a Vancouver author and the rest of the names as the title."""
+    raw = (
+        "Mason A. Porter, Jukka-Pekka Onnela, and Peter J. Mucha are the authors of the research "
+        'paper titled "Invertible generalized synchronization".'
+    )
+    structure = read_reply(raw)
+    assert structure is None or structure.kind != "reference"

@@ -16,12 +16,14 @@ replies; where they differ, the outcome follows what each reading can see:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_citebench.metrics.text import normalize
 from pytest_citebench.papers.reasons.authors import parse_authors
+from pytest_citebench.papers.reasons.echoes import repeats_the_prompt
 from pytest_citebench.papers.reasons.judgement import Judgement
 from pytest_citebench.parsing.envelope import unwrap
 from pytest_citebench.parsing.structure import Reading, answer_reading, read_reply
@@ -66,7 +68,8 @@ def judge_reply(task: ReadsReplies, item: Sample, stage: Stage, corpus: str | No
     if stage.abstained:
         return Judgement("abstained", "the model wrote 'pass'", "pass")
     verdict = task.judge_text(item, stage, unwrapped.text, sources, instructions, corpus)
-    if verdict.outcome == "unanswered" and task.answers == "authors":
+    structure = read_reply(unwrapped.text)
+    if verdict.outcome == "unanswered" and task.answers == "authors" and structure is None:
         # Match before extract: prose that names every gold author in full is a list.
         gold = [p.text for p in parse_authors(task.expected(item)).persons]
         span = gold_people_span(unwrapped.text, gold)
@@ -74,7 +77,7 @@ def judge_reply(task: ReadsReplies, item: Sample, stage: Stage, corpus: str | No
             read = task.judge_text(item, stage, span, sources, instructions, corpus)
             if read.outcome != "unanswered":
                 return replace(read, reason=f"{read.reason} (the gold's people, in prose)")
-    if read_reply(unwrapped.text) is None:
+    if structure is None:
         return verdict
     # A reply in a format (a document, Markdown, HTML, LaTeX, a letter) is read a second time,
     # as its parser lays it out: the text under the label that names what was asked, or the
@@ -82,7 +85,12 @@ def judge_reply(task: ReadsReplies, item: Sample, stage: Stage, corpus: str | No
     reading = answer_reading(unwrapped.text, task.answers, task.answer_keys)
     if reading is None:
         return verdict
-    read = task.judge_text(item, stage, reading.text, sources, instructions, corpus)
+    # A line that says the prompt again (a Turtle reply's citing paper beside the cited one)
+    # is no answer while another line is left.
+    lines = reading.text.split("\n")
+    kept = [x for x in lines if not repeats_the_prompt(x, sources, instructions)]
+    text = "\n".join(kept) if kept and reading.document else reading.text
+    read = task.judge_text(item, stage, text, sources, instructions, corpus)
     return settle(verdict, read, reading)
 
 
@@ -136,4 +144,15 @@ def gold_people_span(text: str, gold_names: list[str]) -> str | None:
             return None
         starts.append(at)
         ends.append(at + len(name))
-    return text[min(starts) : max(ends)]
+    start, end = min(starts), max(ends)
+    # The list goes on past the last gold author ("..., Linchao Bao, Ada Smith"), or began
+    # before the first: the stretch is not the whole list.
+    if _LIST_GOES_ON.match(text, end) or _LIST_BEGAN.search(text[:start]):
+        return None
+    return text[start:end]
+
+
+_LIST_GOES_ON = re.compile(
+    r"\s*(?:,|;|&|\band\b)\s*(?:and\s+)?(?:[A-Z]\.\s*)*[^\W\d_][\w'’-]*\s+[^\W\d_a-z]"
+)
+_LIST_BEGAN = re.compile(r"[^\W\d_][\w.'’-]*\s*(?:,|;|&)\s*$")
