@@ -125,6 +125,9 @@ def _yaml(text: str) -> Any:
         # One line "SMOTE: Synthetic Minority ..." or "fairseq: A Fast, ..." is a title with a
         # colon; one line 'cited_title: ...' or 'title: "..."' a program's key and value.
         raise ValueError("one line, not a program's key")
+    keys = re.findall(r"^([\w\"'.-]+)\s*:", text, re.MULTILINE)
+    if len(keys) != len(set(keys)):
+        raise ValueError("a key given twice: protobuf text or a log, not YAML")
     data = yaml.safe_load(text)
     if isinstance(data, dict) and not all(
         isinstance(v, str | list | dict | int | float) or v is None for v in data.values()
@@ -252,7 +255,7 @@ def code(text: str) -> Structure | None:
     """A reply in the envelope a program asked for, read by its grammar: an SQL INSERT (values
     under their columns), logfmt (key=value), RDF Turtle (literals under their predicates), a
     wiki citation template (|key=value; lastN/firstN one person), CSV (cells under the header)."""
-    for reader in (_sql, _template, _turtle, _logfmt, _csv):
+    for reader in (_sql, _template, _turtle, _logfmt, _csv, assignments):
         found = reader(text.strip())
         if found is not None:
             return found
@@ -349,3 +352,52 @@ def _csv(text: str) -> Structure | None:
     for row in rows:
         spans += [Span(c.strip(), "cell", h) for h, c in zip(header, row, strict=True) if c.strip()]
     return Structure("csv", tuple(spans), document=True)
+
+
+# --- any program's assignments: key = value, key: "value", (:key "value") ------------------------
+
+# A key where a program puts one: at a line's start (after "const", "let", ...), or after an
+# opening bracket or a separator, never inside a sentence ('a paper titled "X"'); then "=" or
+# ":", or an EDN keyword (":authors [...]"), or an HCL block's label ('answer "x" {'); the
+# value on the same line ("Abstract:" over a paragraph is a heading, not a key).
+_ASSIGNMENT = re.compile(
+    r"(?:^[ \t]*(?:(?:const|let|var|val|export\s+const)\s+)?|(?<=[{(\[;,])[ \t]*)"
+    r"(?::(?P<ekey>[A-Za-z_][\w.-]*)[ \t]+|(?P<key>[A-Za-z_][\w.-]*)[ \t]*(?:=|:(?!//))[ \t]*"
+    r"|(?P<bkey>[A-Za-z_][\w.-]*)[ \t]+(?=\"[^\"\n]*\"[ \t]*\{))"
+    r"(?P<value>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]\n]*\]|[^\s\"'\[{(;,][^\n;]*)",
+    re.MULTILINE,
+)
+_QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
+_SECTION = re.compile(r"^\s*\[[\w .-]+\]\s*$", re.MULTILINE)
+
+
+def assignments(text: str) -> Structure | None:
+    """What any program writes as key and value, whatever its language: INI and HCL
+    (``title = X``), protobuf text (``authors: "A" authors: "B"``), JavaScript (``const title =
+    "X";``), S-expressions and EDN (``(:authors ["A" "B"])``). Read only when the assignments
+    are most of the reply (a program's output, not prose with a colon in it)."""
+    found = list(_ASSIGNMENT.finditer(text))
+    if not found:
+        return None
+    covered = sum(len(m.group(0)) for m in found) + sum(
+        len(m.group(0)) for m in _SECTION.finditer(text)
+    )
+    code_marks = sum(text.count(c) for c in '={}()[];"')
+    if covered < 0.6 * len(text.strip()) or code_marks < 2:
+        return None
+    spans = []
+    for m in found:
+        key = m.group("ekey") or m.group("key") or m.group("bkey")
+        value = m.group("value").strip()
+        spans.append(Span(key, "label"))
+        quoted = [a or b for a, b in _QUOTED.findall(value)]
+        block = text[m.end() :].lstrip().startswith("{")
+        if value.startswith(("[", '"', "'")) and quoted:
+            for q in (q.strip() for q in quoted if q.strip()):
+                # A block's quoted label ('answer "authors" {') names the block, no answer.
+                named = block or (_IDENTIFIER.fullmatch(q) is not None and not q.isalpha())
+                spans.append(Span(q, "identifier" if named else "value", key))
+        elif value and not value.startswith(("{", "(")):
+            spans.append(Span(value.rstrip(" }),"), "value", key))
+    values = [s for s in spans if s.role == "value"]
+    return Structure("assignments", tuple(spans), document=True) if values else None

@@ -233,3 +233,45 @@ def markdown(text: str) -> Structure:
                 spans.extend(links)
         del i
     return Structure("markdown", tuple(s for s in spans if s.text))
+
+
+# --- troff (man pages) and Jira wiki markup, rewritten as Markdown ------------------------------
+
+_TROFF_MACRO = re.compile(r"^\.(?P<macro>[A-Z]{1,2})\b[ \t]*(?P<rest>.*)$", re.MULTILINE)
+_JIRA_HEADING = re.compile(r"^h([1-6])\.\s+", re.MULTILINE)
+_JIRA_HEADER_ROW = re.compile(r"^\s*\|\|(.+?)\|\|\s*$", re.MULTILINE)
+
+
+def troff_as_markdown(text: str) -> str | None:
+    """A man page: ``.SH`` sections as headings, ``.TH`` (the page's own header) dropped, font
+    macros (``.B``, ``.I``) taken off their text."""
+    if not re.match(r"\s*\.(?:TH|SH)\b", text):
+        return None
+
+    def macro(m: re.Match[str]) -> str:
+        name, rest = m.group("macro"), m.group("rest")
+        if name in ("SH", "SS"):
+            return f"\n## {rest}\n"
+        if name in ("TH", "PP", "LP", "P", "TP", "IP", "br"):
+            return "\n"
+        return rest
+
+    # The NAME section holds the page's own name ("citation \- cited paper"), like .TH.
+    text = re.sub(r"^\.SH\s+\"?NAME\"?\s*\n(?:[^.\n][^\n]*\n?)*", "", text, flags=re.MULTILINE)
+    body = _TROFF_MACRO.sub(macro, text).replace("\\-", "-").replace("\\(em", "—")
+    return re.sub(r"\\f[BIRP]", "", body)
+
+
+def jira_as_markdown(text: str) -> str | None:
+    """Jira wiki markup: ``h2.`` headings, ``||header||`` rows, ``|cell|`` rows, ``*bold*``."""
+    if not _JIRA_HEADING.search(text) and not _JIRA_HEADER_ROW.search(text):
+        return None
+    out = _JIRA_HEADING.sub(lambda m: "#" * int(m.group(1)) + " ", text)
+
+    def header(m: re.Match[str]) -> str:
+        cells = [c.strip() for c in m.group(1).split("||")]
+        return "\n| " + " | ".join(cells) + " |\n|" + "---|" * len(cells)
+
+    out = _JIRA_HEADER_ROW.sub(header, out)
+    out = re.sub(r"(?<![*\w])\*([^*\n]+?)\*(?![*\w])", r"**\1**", out)
+    return re.sub(r"\{\{(.+?)\}\}", r"`\1`", out)

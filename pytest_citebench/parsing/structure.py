@@ -34,8 +34,10 @@ from pytest_citebench.parsing.markup import (
     MARKUP,
     URL,
     html_as_markdown,
+    jira_as_markdown,
     latex_as_markdown,
     markdown,
+    troff_as_markdown,
 )
 from pytest_citebench.parsing.spans import ANSWER_ROLES, Span, Structure
 
@@ -101,10 +103,16 @@ def read_reply(raw: str) -> Structure | None:
     framed = addressed != text
     body, lettered = _without_letter_frame(addressed)
     framed = framed or lettered
-    for kind, convert in (("latex", latex_as_markdown), ("html", html_as_markdown)):
+    for kind, convert in (
+        ("latex", latex_as_markdown),
+        ("html", html_as_markdown),
+        ("man", troff_as_markdown),
+        ("jira", jira_as_markdown),
+    ):
         converted = convert(body)
         if converted is not None:
-            whole = body.lstrip().startswith("<") or bool(LATEX_DOCUMENT.search(body))
+            whole = kind in ("man", "jira") or body.lstrip().startswith("<")
+            whole = whole or bool(LATEX_DOCUMENT.search(body))
             return replace(markdown(converted), kind=kind, framed=framed, document=whole)
     reference = _reference(body)
     if reference is not None:
@@ -184,7 +192,10 @@ def _fields(text: str) -> Structure | None:
 
 
 #: Words a field's label holds when it names what a task asks for, by the task's answer.
-_WANTED = {"title": ("title", "titel", "paper"), "authors": ("author", "creator", "name")}
+_WANTED = {
+    "title": ("title", "titel", "paper", "answer"),
+    "authors": ("author", "creator", "name", "answer"),
+}
 
 
 def _wanted_key(key: str, want: str, prefer: tuple[str, ...]) -> bool:
@@ -217,7 +228,8 @@ def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> Reading
     found = read_reply(raw)
     if found is None:
         return None
-    spans = [s for s in found.spans if s.role in ANSWER_ROLES and not URL.match(s.text)]
+    spans = list(_row_fields(found.spans, want, prefer))
+    spans = [s for s in spans if s.role in ANSWER_ROLES and not URL.match(s.text)]
     # A question (the one asked, restated) is never the answer; a lead-in that ends in a colon
     # introduces what follows it ("my best guess for the cited paper:").
     answers = [s for s in spans if not s.text.rstrip().endswith(_QUESTION_MARKS)]
@@ -235,6 +247,19 @@ def answer_reading(raw: str, want: str, prefer: tuple[str, ...] = ()) -> Reading
     if want == "authors" and keyed and all(_one_person(s.text) for s in keyed):
         return Reading(", ".join(s.text for s in keyed), found.kind, placed, found.document)
     return Reading("\n".join(s.text for s in chosen), found.kind, placed, found.document)
+
+
+def _row_fields(spans: tuple[Span, ...], want: str, prefer: tuple[str, ...]) -> list[Span]:
+    """A table of fields (``|Authors|A, B|`` under ``||Field||Value||``): a cell that names what
+    was asked labels the cell beside it."""
+    out = list(spans)
+    for i in range(len(out) - 1):
+        here, beside = out[i], out[i + 1]
+        named = here.role == beside.role == "cell" and len(here.text.split()) <= 3
+        if named and _wanted_key(here.text, want, prefer):
+            out[i] = Span(here.text, "label")
+            out[i + 1] = Span(beside.text, "value", here.text)
+    return out
 
 
 _QUESTION_MARKS = ("?", "？", "؟", "\u037e")

@@ -253,3 +253,35 @@ def test_prose_that_starts_with_names_is_no_reference() -> None:
     )
     structure = read_reply(raw)
     assert structure is None or structure.kind != "reference"
+
+
+@pytest.mark.parametrize(
+    ("raw", "want", "expected"),
+    [
+        ('answer "cited_paper" { value = "Keep it SMPL" }', "title", "Keep it SMPL"),
+        ('answer "authors" { value = "pass" }', "authors", "pass"),
+        ("[answer]\ntitle = Speed/accuracy trade-offs", "title", "Speed/accuracy trade-offs"),
+        ('const citedTitle = "Detection of Novel Social Bots";', "title",
+         "Detection of Novel Social Bots"),
+        ('(:authors ["Lingjiao Chen" "Arun Kumar"])', "authors", "Lingjiao Chen, Arun Kumar"),
+        ('authors: "Sandy Huang"\nauthors: "Nicolas Papernot"', "authors",
+         "Sandy Huang, Nicolas Papernot"),
+        (".TH CITATION 1\n.SH NAME\ncitation \\- cited paper\n.SH DESCRIPTION\nSegment Anything",
+         "title", "Segment Anything"),
+        ("h2. Cited paper\n*Type:* Task\n||Field||Value||\n|Answer|SPoC: Search-based Pseudocode|",
+         "title", "SPoC: Search-based Pseudocode"),
+    ],
+)  # fmt: skip
+def test_any_programs_assignments_and_other_markups(raw: str, want: str, expected: str) -> None:
+    """Round 8's shapes, read by where their keys stand: HCL, INI, JavaScript, EDN, protobuf text
+    (a key given twice is no YAML), a man page (its NAME section is the page's name), Jira wiki
+    markup (a table of fields). Mutations: ``assignments`` returns None; the block-label rule
+    removed; the duplicate-key check removed; the NAME section kept; ``_row_fields`` a no-op."""
+    assert reading(raw, want) == expected
+
+
+def test_prose_with_a_colon_is_no_program() -> None:
+    """Assignments must be most of the reply. Mutation: the coverage check removed."""
+    raw = "I think the answer: it is probably the paper on residual networks, by He et al."
+    structure = read_reply(raw)
+    assert structure is None or structure.kind != "assignments"

@@ -151,7 +151,8 @@ def same_person(a: Person, b: Person) -> bool:
     ) or _second_surname_left_out(a.text, b.text)
 
 
-def _transposed(xs: frozenset[str] | set[str], ys: frozenset[str] | set[str]) -> bool:
+@functools.lru_cache(maxsize=65536)
+def _transposed(xs: frozenset[str], ys: frozenset[str]) -> bool:
     """A surname of five letters or more with two neighbouring letters swapped, a typing slip
     ("Aggrawal" for "Aggarwal", as a REASONS gold has it): the letters are the same ones."""
     for x in xs:
@@ -165,6 +166,8 @@ def _transposed(xs: frozenset[str] | set[str], ys: frozenset[str] | set[str]) ->
 
 
 def _second_surname_left_out(a: str, b: str) -> bool:
+    if abs(a.count(" ") - b.count(" ")) > 2:
+        return False  # cheap: the main job compares a million pairs of names
     ta, tb = _fold_tokens(a), _fold_tokens(b)
     short, long_ = (ta, tb) if len(ta) < len(tb) else (tb, ta)
     return (
@@ -175,8 +178,9 @@ def _second_surname_left_out(a: str, b: str) -> bool:
     )
 
 
-def _fold_tokens(text: str) -> list[str]:
-    return [t.casefold().strip(".,") for t in _tokens(text)]
+@functools.lru_cache(maxsize=65536)
+def _fold_tokens(text: str) -> tuple[str, ...]:
+    return tuple(t.casefold().strip(".,") for t in _tokens(text))
 
 
 def _tokens(text: str) -> list[str]:
