@@ -137,7 +137,6 @@ def latex_as_markdown(text: str) -> str | None:
 # --- Markdown (and what HTML and LaTeX were rewritten to) --------------------------------------
 
 _BOLD_LABEL = re.compile(r"^\s*(\*\*|__)([^*_\n]{1,60}?)\s*[:：]?\s*\1\s*[:：\-–—]?\s*(.*)$")
-_PLAIN_LABEL = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s+(.+)$")
 URL = re.compile(r"^(?:https?://|www\.|doi:|arxiv:)\S*$", re.IGNORECASE)
 #: Signs of Markdown (or reStructuredText) markup in a reply.
 MARKUP = re.compile(

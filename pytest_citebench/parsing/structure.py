@@ -24,7 +24,6 @@ a header cell, a bold lead ending in a colon), in any language, not by a word li
 from __future__ import annotations
 
 import functools
-import html
 import re
 from dataclasses import dataclass, replace
 
@@ -267,8 +266,3 @@ _QUESTION_MARKS = ("?", "？", "؟", "\u037e")
 
 def _one_person(text: str) -> bool:
     return "," not in text and " and " not in text and 1 <= len(text.split()) <= 5
-
-
-def plain(text: str) -> str:
-    """``text`` with HTML entities decoded (a reply written for a web page)."""
-    return html.unescape(text)
