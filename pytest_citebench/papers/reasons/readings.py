@@ -7,11 +7,16 @@ replies; where they differ, the outcome follows what each reading can see:
 - **Match first.** A reading that finds the gold in the answer is right: the other one was
   misled by the wrapping (a greeting read as an author, a table's header row as the title), or
   by a title whose colon a document parser took for a key.
-- **A document's parser is authoritative.** JSON, YAML, TOML, XML, Python, RIS, LaTeX and HTML
-  have one reading, their grammar's: keys, tags and record codes are labels, never answers.
+- **A document's parser is authoritative.** A reply wholly in a format (JSON, YAML, TOML, XML,
+  Python, RIS, SQL, logfmt, Turtle, a wiki template, CSV, a program's assignments, a man page,
+  Jira markup, an HTML fragment that starts with a tag, a LaTeX bibliography) has one reading,
+  its grammar's: keys, tags and record codes are labels, never answers.
 - **Markdown and letters keep the rules' verdict**, which were fitted on such replies, except
   where the rules found nothing to read (*unanswered*) or the layout shows a 'pass' under a
   label that the rules took for a title: the structure says what the answer is.
+- **Hallucinated only on evidence.** Where the rules read nothing, a wrong title or person
+  counts only from a span the structure *placed* (under a label, in a cell, in a document or a
+  letter), never from lines of prose.
 """
 
 from __future__ import annotations
