@@ -150,10 +150,15 @@ def version_mix(sources: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]
                 + ", ".join(
                     f"{src} ({n} record(s))" for src, n in sorted(by_version[version].items())
                 )
-                for version in sorted(by_version)
+                for version in sorted(by_version, key=_version_order)
             )
             lines.append(f"{model} {suite}:{task} mixes {kind} versions: {parts}")
     return lines
+
+
+def _version_order(version: str) -> tuple[int, str]:
+    """Versions oldest first: scorer 3 before scorer 10 (as text, "10" sorts first)."""
+    return (int(version), "") if version.isdigit() else (1 << 62, version)
 
 
 def write_results(path: Path, records: Sequence[Mapping[str, Any]], aggregates: Any) -> None:

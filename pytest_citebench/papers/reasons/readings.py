@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Protocol
 from pytest_citebench.metrics.text import normalize
 from pytest_citebench.papers.reasons.authors import parse_authors
 from pytest_citebench.papers.reasons.echoes import repeats_the_prompt
+from pytest_citebench.papers.reasons.gold_match import names_the_gold_people, names_the_gold_title
 from pytest_citebench.papers.reasons.judgement import Judgement
+from pytest_citebench.papers.reasons.ranks import shown_papers
 from pytest_citebench.parsing.envelope import unwrap
 from pytest_citebench.parsing.structure import Reading, answer_reading, read_reply
 
@@ -62,9 +64,48 @@ class ReadsReplies(Protocol):
 
 
 def judge_reply(task: ReadsReplies, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
-    """One stage's outcome: the reply inside its envelope read by the rules, then (match before
-    extract) the gold's people found in prose, then, for a reply in a format, its structure's
-    reading, the two settled."""
+    """One stage's outcome: the rules' and the structure's readings settled (``read_reply``),
+    then, where they found no right answer, the gold looked for in the whole reply
+    (``gold_match``: match before extract, whatever the reply's shape)."""
+    verdict = _read_reply(task, item, stage, corpus)
+    if verdict.outcome not in ("hallucinated", "unanswered", "partial") or verdict.wrong_id:
+        # Right, a 'pass', or wrong on evidence that is no reading: an identifier that names
+        # another paper or none.
+        return verdict
+    sources, _instructions = task.prompt_texts_of(item, stage.name)
+    shown = shown_papers(getattr(stage, "details", {}))
+    text = unwrap(stage.raw, task.answer_keys).text
+    gold = task.expected(item)
+    if task.answers == "authors":
+        if verdict.wrong_title:
+            return verdict  # the names given as another paper's authors: wrong whoever they are
+        # What retrieval showed is the prompt too: a reply may copy a list back.
+        named = names_the_gold_people(text, gold, [*sources, *(p.authors for p in shown)])
+        if named is not None:
+            return Judgement(
+                "correct",
+                "every gold author named in full, nobody beside them (the gold matched in the "
+                f"whole reply; {verdict.outcome} as read by its shape)",
+                named,
+            )
+        return verdict
+    said = verdict.wrong_title or verdict.answer
+    citing = str(item.fields.get("citing_title", ""))
+    titles = [p.title for p in shown]
+    found = names_the_gold_title(text, gold, [citing, *sources], titles, said, corpus)
+    if found is None:
+        return verdict
+    return Judgement(
+        "correct",
+        f"the gold title, matched in the whole reply ({verdict.outcome} as read by its shape)",
+        found,
+    )
+
+
+def _read_reply(task: ReadsReplies, item: Sample, stage: Stage, corpus: str | None) -> Judgement:
+    """The reply inside its envelope read by the rules, then (match before extract) the gold's
+    people found in prose, then, for a reply in a format, its structure's reading, the two
+    settled."""
     sources, instructions = task.prompt_texts_of(item, stage.name)
     # The answer inside its envelope (a <think> block before it, <answer> tags, JSON).
     unwrapped = unwrap(stage.raw, task.answer_keys)

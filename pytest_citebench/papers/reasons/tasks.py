@@ -84,7 +84,9 @@ PAPER = "REASONS: Saxena et al., Attribution in Scientific Literature: New Bench
 #: letter's frame, a chat's address) and the two readings settled (``readings``); prose naming
 #: every gold author is a list; labels read by where they stand (the foreign-label word list
 #: gone); a supplement's gold named by its paper; a second surname left out, two letters swapped.
-SCORER_VERSION = "9"
+#: 10 (issue 42, rounds 9-10): before a shape decides, the gold is looked for in the whole reply
+#: (``gold_match``): a missed right answer becomes *correct*; nothing becomes *hallucinated*.
+SCORER_VERSION = "10"
 
 
 _STAGE_GIVEN = {"abstract": "cited_abstract", "authors": "cited_authors"}

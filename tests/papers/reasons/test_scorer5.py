@@ -84,9 +84,11 @@ CASES = [
      {"cited_title": "DolphinAtack: Inaudible Voice Commands"}),
     # the layouts a model copies from a retrieved context
     ("direct", "[1] Title: Trust Region Policy Optimization\nAuthors: " + GOLD, "correct"),
+    # The asked paper's entry with its authors, then another paper's entry: that one is named
+    # as another paper, not judged (labelling.md); scorer 10 reads the gold's entry first.
     ("direct", "[1] Title: Trust Region Policy Optimization\nAuthors: " + GOLD
      + "\n\n[2] Title: Evaluating Entity Disambiguation\nAuthors: Ana Smith, Bo Li",
-     "hallucinated"),
+     "correct"),
     ("direct", "1. John Schulman\n2. Sergey Levine\n\n3. Tom Dean", "hallucinated"),
     # a retrieved entry copied as the answer is read through its "[k] Title:" label
     ("indirect", "The answer is:\n\n[3] Title: Proximal Policy Optimization Algorithms",
