@@ -79,6 +79,7 @@ def get_retriever(kind: Kind, corpus_path: str | Path, **options: Any) -> Retrie
     with _CACHE_LOCK:
         found = _RETRIEVERS.get(key)
         if found is not None:
+            _RETRIEVERS[key] = _RETRIEVERS.pop(key)  # most recently used last
             return found
         lock = _BUILD_LOCKS.setdefault(key, threading.Lock())
     with lock:  # one build per key; other keys build in parallel
@@ -89,7 +90,23 @@ def get_retriever(kind: Kind, corpus_path: str | Path, **options: Any) -> Retrie
         built = _build(kind, path, options)
         with _CACHE_LOCK:
             _RETRIEVERS[key] = built
+            _forget_old_bm25()
         return built
+
+
+#: BM25 indexes kept at once. A run goes through its suites one after another, and each corpus's
+#: index is 1-35 MB: keeping all of them made the main job's memory grow with every suite
+#: (266 MB for the 15 committed corpora). One evicted and asked for again is rebuilt, the same
+#: index (in about a second); dense and re-ranking retrievers, which load models, are kept.
+BM25_KEPT = 3
+
+
+def _forget_old_bm25() -> None:
+    """Under ``_CACHE_LOCK``: the least recently used BM25 indexes beyond ``BM25_KEPT``."""
+    bm25 = [k for k, r in _RETRIEVERS.items() if isinstance(r, BM25Retriever)]
+    for key in bm25[: max(0, len(bm25) - BM25_KEPT)]:
+        del _RETRIEVERS[key]
+        _BUILD_LOCKS.pop(key, None)
 
 
 # (working folder, corpus path) -> the file it names, links resolved: a baseline asks for its
