@@ -8,6 +8,7 @@ where it is parsed and where it is scored.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from pytest_citebench.parsing.abstention import _PLACEHOLDER
@@ -340,6 +341,8 @@ def _without_other_entries(text: str, title: str | None) -> str:
     return "\n".join(part.rstrip("\n") for part in kept)
 
 
+# Pure: the direct strategies of an item clean the same reply against the same title.
+@functools.lru_cache(maxsize=16384)
 def clean_authors(raw: str, title: str | None = None) -> str:
     """The author list a model gave, as "A, B, C": the lead-in, the title (``title``, the cited
     one, or a quoted one), list markers, "Dr."-style prose and trailing sentences removed;

@@ -6,6 +6,7 @@ Titles and authors are read from the same replies, so the text both strip is def
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -215,6 +216,8 @@ def _can_be_an_answer(paragraph: str) -> bool:
     return len(text.split()) <= 30 and not text.endswith(".")
 
 
+# Pure, and asked for the same reply by each reading of it (dozens of times a case).
+@functools.lru_cache(maxsize=16384)
 def final_text(raw: str) -> str:
     """The part of ``raw`` that is the model's final answer: after its last revision marker
     ("on second thought:", "actually,", "final answer:") when something follows it; chat

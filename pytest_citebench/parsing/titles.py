@@ -7,6 +7,7 @@ names no paper.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from pytest_citebench.parsing.identifiers import _PAREN_ID, _TITLE_ID
@@ -325,6 +326,12 @@ def title_candidates(raw: str) -> list[str]:
     first quoted span alone, the line before a trailing explanation) that a scorer may accept
     when one of them is exactly the gold title.
     """
+    return list(_title_candidates(raw))
+
+
+# Pure, and read again by every strategy of an item that got the same reply, then by its judge.
+@functools.lru_cache(maxsize=16384)
+def _title_candidates(raw: str) -> tuple[str, ...]:
     final = final_text(raw)
     text = strip_restatement(final)
     # The reply was cut at a marker of its final answer ("my best guess is:").
@@ -432,7 +439,7 @@ def title_candidates(raw: str) -> list[str]:
         first = _LEADING_LABEL.sub("", _EMPHASIS.sub(r"\2", lines[0]))
         add(first)
         add(_trim_tail(_strip_lead_in(first)))
-    return out
+    return tuple(out)
 
 
 def reads_as_sentence(text: str) -> bool:

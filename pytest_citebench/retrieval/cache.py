@@ -5,6 +5,7 @@ loading a model and encoding a corpus (seconds).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Hashable
 from pathlib import Path
@@ -66,7 +67,7 @@ def get_retriever(kind: Kind, corpus_path: str | Path, **options: Any) -> Retrie
     if kind == "rerank":
         # Resolved before the cache lookup: the default location depends on the working directory.
         options = {**options, "reranker": resolve_reranker(options.get("reranker"))[0]}
-    path = Path(corpus_path).resolve()
+    path = _resolved(corpus_path)
     stat = path.stat()
     key = (
         kind,
@@ -78,6 +79,7 @@ def get_retriever(kind: Kind, corpus_path: str | Path, **options: Any) -> Retrie
     with _CACHE_LOCK:
         found = _RETRIEVERS.get(key)
         if found is not None:
+            _RETRIEVERS[key] = _RETRIEVERS.pop(key)  # most recently used last
             return found
         lock = _BUILD_LOCKS.setdefault(key, threading.Lock())
     with lock:  # one build per key; other keys build in parallel
@@ -88,7 +90,39 @@ def get_retriever(kind: Kind, corpus_path: str | Path, **options: Any) -> Retrie
         built = _build(kind, path, options)
         with _CACHE_LOCK:
             _RETRIEVERS[key] = built
+            _forget_old_bm25()
         return built
+
+
+#: BM25 indexes kept at once. A run goes through its suites one after another, and each corpus's
+#: index is 1-35 MB: keeping all of them made the main job's memory grow with every suite
+#: (266 MB for the 15 committed corpora). One evicted and asked for again is rebuilt, the same
+#: index (in about a second); dense and re-ranking retrievers, which load models, are kept.
+BM25_KEPT = 3
+
+
+def _forget_old_bm25() -> None:
+    """Under ``_CACHE_LOCK``: the least recently used BM25 indexes beyond ``BM25_KEPT``."""
+    bm25 = [k for k, r in _RETRIEVERS.items() if isinstance(r, BM25Retriever)]
+    for key in bm25[: max(0, len(bm25) - BM25_KEPT)]:
+        del _RETRIEVERS[key]
+        _BUILD_LOCKS.pop(key, None)
+
+
+# (working folder, corpus path) -> the file it names, links resolved: a baseline asks for its
+# retriever once or twice a case, and resolving walks every folder of the path (an lstat each:
+# 1.5 s of a 9,924-case suite). The file's size and mtime are still read every time (an edited
+# corpus gets a fresh index).
+_RESOLVED: dict[tuple[str, str], Path] = {}
+
+
+def _resolved(corpus_path: str | Path) -> Path:
+    name = str(corpus_path)
+    key = ("", name) if os.path.isabs(name) else (os.getcwd(), name)
+    found = _RESOLVED.get(key)
+    if found is None:
+        found = _RESOLVED[key] = Path(name).resolve()
+    return found
 
 
 def _build(kind: Kind, path: Path, options: dict[str, Any]) -> Retriever:
@@ -113,6 +147,7 @@ def clear_cache() -> None:
     with _CACHE_LOCK:
         _RETRIEVERS.clear()
         _BUILD_LOCKS.clear()
+        _RESOLVED.clear()
     with _MODELS_LOCK:
         _MODELS.clear()
     clear_encoders()

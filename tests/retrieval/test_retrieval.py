@@ -103,6 +103,28 @@ def test_retrievers_are_cached_per_kind_corpus_and_options(cache: Path) -> None:
         get_retriever("splade", TINY_CORPUS)  # type: ignore[arg-type]
 
 
+def test_bm25_keeps_a_few_indexes_and_rebuilds_the_same_one(tmp_path: Path) -> None:
+    """A run goes through its suites one by one: only the last ``BM25_KEPT`` indexes stay, and
+    one asked for again after eviction answers as the first did (issue 46)."""
+    from pytest_citebench.retrieval import cache as retriever_cache
+
+    corpora = []
+    for i in range(retriever_cache.BM25_KEPT + 1):
+        corpus = tmp_path / f"corpus{i}.jsonl"
+        corpus.write_bytes(TINY_CORPUS.read_bytes())
+        corpora.append(corpus)
+    first = get_retriever("bm25", corpora[0])
+    before = first.search("attention transformer", k=2)
+    for corpus in corpora[1:]:
+        get_retriever("bm25", corpus)
+    again = get_retriever("bm25", corpora[0])
+    assert again is not first  # evicted, rebuilt
+    assert [(h.paper, h.score, h.coverage) for h in again.search("attention transformer", k=2)] == [
+        (h.paper, h.score, h.coverage) for h in before
+    ]
+    assert get_retriever("bm25", corpora[0]) is again
+
+
 def test_dense_finds_the_paper_of_a_paraphrase(dense: DenseRetriever) -> None:
     hits = dense.search(
         "sequence transduction built only from attention layers, without any recurrent units",
