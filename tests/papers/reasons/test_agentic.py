@@ -17,6 +17,10 @@ from pytest_citebench.recording import cassette_path
 from pytest_citebench.testing.relay import Relay
 from pytest_citebench.testing.stubserver import StubServer
 
+ABSTRACT = (
+    "We propose the Transformer, a network architecture based solely on attention mechanisms, "
+    "dispensing with recurrence and convolutions entirely"
+)
 AGENT_TASKS = '["direct", "indirect", "agentic", "agentic_text"]'
 
 
@@ -173,13 +177,7 @@ class OpenAlexStub:
         "display_name": "Attention Is All You Need",
         "publication_year": 2017,
         "authorships": [{"author": {"display_name": "Ashish Vaswani"}}],
-        "abstract_inverted_index": {
-            w: [i]
-            for i, w in enumerate(
-                "We propose the Transformer, a network architecture based solely on attention "
-                "mechanisms, dispensing with recurrence and convolutions entirely".split()
-            )
-        },
+        "abstract_inverted_index": {w: [i] for i, w in enumerate(ABSTRACT.split(" "))},
     }
 
     seen: list[str]
