@@ -289,3 +289,16 @@ def test_relay_records_a_run_answered_from_files(
     # Recorded through the relay, replayed with no relay.
     replay = run_stub(pytester, url)
     assert replay.ret == 0, replay.stdout.str()
+
+
+def test_the_estimate_counts_every_turn_to_the_step_limit(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    with_agentic(tiny)
+    result = pytester.runpytest(
+        "--citebench", "suites/tiny", "--citebench-task", "agentic", "--citebench-model",
+        "openai/gpt-4o-mini", "--citebench-agent-steps", "5", "--collect-only",
+        "--citebench-estimate", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["openai/gpt-4o-mini*4*20 *"])  # 4 items x 5 turns
