@@ -15,7 +15,10 @@ from pytest_citebench.commands import COMMANDS, OWN_ARGUMENTS, PAPERS_AFTER
 
 
 def _module(name: str) -> ModuleType:
-    return importlib.import_module(f"pytest_citebench.commands.{COMMANDS[name][0]}")
+    module = COMMANDS[name][0]
+    return importlib.import_module(
+        module if "." in module else f"pytest_citebench.commands.{module}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,11 +76,56 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class Message:
-    """One chat turn, provider-neutral, so a task's prompt is the same for every model."""
+class ToolCall:
+    """One call of a tool a model made (``name``, its ``arguments`` as the raw JSON text the
+    model wrote, which may be malformed), under the ``id`` the tool's result answers."""
 
-    role: Literal["system", "user", "assistant"]
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat turn, provider-neutral, so a task's prompt is the same for every model.
+
+    A tool-using conversation also has an assistant turn's ``tool_calls`` and ``tool`` turns
+    (a tool's result, answering the call ``tool_call_id``)."""
+
+    role: Literal["system", "user", "assistant", "tool"]
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to a model: its name, what it does, and its arguments' JSON schema."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    def to_openai(self) -> dict[str, Any]:
+        """The tool as the chat-completions ``tools`` list sends it."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant turn of a tool-using conversation: its text and the tools it called, with
+    the tokens the provider counted (None: not counted)."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +150,20 @@ class Generate(Protocol):
     """The model as a task sees it: messages in, raw text out (the hint goes to local models)."""
 
     def __call__(self, messages: Sequence[Message], *, hint: Hint) -> Awaitable[str]: ...
+
+
+class Converse(Protocol):
+    """The model as a tool-using task sees it: the conversation and the tools in, one assistant
+    turn out (text and tool calls). The core's ``generate`` carries it as ``converse``."""
+
+    def __call__(
+        self, messages: Sequence[Message], *, hint: Hint, tools: Sequence[ToolSpec]
+    ) -> Awaitable[Reply]: ...
+
+
+def converse_of(generate: Generate) -> Converse | None:
+    """The tool-using side of a task's ``generate``, or None where the caller offers none."""
+    return getattr(generate, "converse", None)
 
 
 @dataclass(frozen=True)
@@ -388,6 +447,11 @@ class Task:
     example: Mapping[str, Any] | None = None
     #: The suite needs a ``corpus.jsonl``: the built-in baselines (or the task itself) search it.
     uses_corpus: bool = False
+
+    def makes_requests(self) -> bool:
+        """Whether this run's settings make the task send HTTP requests of its own (a live
+        search): its items then get a cassette whatever the model, so they replay offline."""
+        return False
 
     async def solve(self, item: Sample, generate: Generate, *, suite_corpus: str | None) -> Attempt:
         """Ask the model (once, or escalating) and parse what it said."""

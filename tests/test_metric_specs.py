@@ -43,7 +43,18 @@ OLD_LABELS = {
     "misattributed": "misattrib %",
     "fabricated": "fabricated %",
     "unverified": "unverified %",
+    # Issue 45: the agent's numbers (agentic tasks): shares, then means printed as they are.
+    "gold_shown": "shown %",
+    "gold_read": "read %",
+    "found_not_chosen": "found-not-chosen %",
+    "cited_unseen": "cited unseen %",
+    "unfinished": "unfinished %",
+    "steps": "steps",
+    "searches": "searches",
+    "reads": "reads",
+    "bad_calls": "bad calls",
 }
+AGENT_MEANS = {"steps", "searches", "reads", "bad_calls"}
 OLD_COMPARED = {
     "accuracy": (True, "mcnemar"),
     "hallucinated": (False, "mcnemar"),
@@ -64,7 +75,9 @@ COUNTS = ("n", "errors", "uncertain")
 
 
 def old_is_raw(metric: str) -> bool:
-    return metric in {"kappa", "ac1", "tau", "uncertain"} or metric.endswith(("_count", "_mean_n"))
+    return metric in {"kappa", "ac1", "tau", "uncertain"} | AGENT_MEANS or metric.endswith(
+        ("_count", "_mean_n")
+    )
 
 
 def old_fmt(stat: Stat, metric: str) -> str:

@@ -105,7 +105,9 @@ def test_a_third_party_paper_adds_a_command_and_validates_its_suites(tmp_path: P
         [*cmd, "validate", str(suite)], env=_env(False), capture_output=True, text=True, timeout=120
     )
     assert missing.returncode == 1
-    assert "unknown task 'toy_echo'; known tasks: calibrate" in missing.stderr
+    assert "unknown task 'toy_echo'; known tasks: agentic, agentic_text, calibrate" in (
+        missing.stderr
+    )
     assert "entry-point group 'pytest_citebench.tasks'" in missing.stderr
 
 

@@ -54,10 +54,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "new_suite",
         "scaffold a suite folder (it validates once its TODOs are replaced)",
     ),
+    # A full module path: the relay is a loopback server, kept with the stub it is built on.
+    "relay": (
+        "pytest_citebench.testing.relay",
+        "serve an OpenAI-compatible relay on 127.0.0.1 whose replies are files in a spool "
+        "folder: a frontier model or a person answers the agentic task (docs/agentic.md)",
+    ),
 }
 #: The commands that parse their own arguments (``main(argv)``); dispatched before the registry
 #: is read, so ``doi`` and ``local-model`` never load a paper.
-OWN_ARGUMENTS = frozenset({"doi", "cassettes", "local-model"})
+OWN_ARGUMENTS = frozenset({"doi", "cassettes", "local-model", "relay"})
 #: The built-in command after which the papers' commands are listed in ``--help``.
 PAPERS_AFTER = "doi"
 #: A bad input file (malformed or missing a field a reader needs): a usage error, as in pytest.

@@ -15,9 +15,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pytest_citebench.api import Hint, Message
+from pytest_citebench.api import Hint, Message, Reply, ToolSpec
 from pytest_citebench.errors import CassetteMiss, ProviderError, ResponseError
 from pytest_citebench.models.budget import Budget
 from pytest_citebench.models.types import (
@@ -31,6 +32,9 @@ from pytest_citebench.models.types import (
     offline_environment,
 )
 from pytest_citebench.models.usage import CallUsage, current_calls, track_usage, usage_summary
+
+if TYPE_CHECKING:
+    from pytest_citebench.models.litellm_backend import Completion
 
 
 @dataclass(frozen=True)
@@ -154,17 +158,37 @@ class Model:
             self._loopback_keyless = missing_key(model, self.api_base) is not None
         return self._loopback_keyless
 
+    async def converse(
+        self, messages: Sequence[Message], *, hint: Hint, tools: Sequence[ToolSpec]
+    ) -> Reply:
+        """One turn of a tool-using conversation: the built-in models run the deterministic
+        agent (``models.agent``); remote ones get the messages with the tools, through the same
+        retries, budget and cassette as every call (each turn is one recorded request)."""
+        if self.traits.runs_in_process:
+            from pytest_citebench.models.agent import agent_turn
+
+            return agent_turn(messages, tools=tools, hint=hint, options=dict(self.params.extra))
+        extra = {"tools": [t.to_openai() for t in tools]} if tools else {}
+        done = await self._call_remote(messages, extra)
+        tokens = None
+        if done.prompt_tokens is not None and done.completion_tokens is not None:
+            tokens = done.prompt_tokens + done.completion_tokens
+        return Reply(done.text, done.tool_calls, tokens)
+
     async def _complete_remote(self, messages: Sequence[Message]) -> str:
+        return (await self._call_remote(messages, {})).text
+
+    async def _call_remote(self, messages: Sequence[Message], extra: dict[str, Any]) -> Completion:
         from pytest_citebench import recording
         from pytest_citebench.models.litellm_backend import acompletion, completion, retryable
 
-        kwargs = self.params.as_kwargs()
+        kwargs = {**self.params.as_kwargs(), **extra}
         if self.api_base:
             kwargs["api_base"] = self.api_base
         model = self.litellm_model or self.name
         if self.replay_only or not self.needs_key or self._keyless_loopback(model):
             kwargs.setdefault("api_key", REPLAY_API_KEY)
-        payload = [{"role": m.role, "content": m.content} for m in messages]
+        payload = [message_payload(m) for m in messages]
         if self.system_role == "user":
             payload = fold_system(payload)
         calls = current_calls()
@@ -230,8 +254,23 @@ class Model:
                 )
             if self.budget is not None and recording.played_count() == played:  # a paid call
                 self.budget.add(done.charged, self.name, why=done.untrusted)
-            return done.text
+            return done
         raise AssertionError("unreachable")
+
+
+def message_payload(message: Message) -> dict[str, Any]:
+    """A message as the chat-completions API takes it: a tool-using turn carries its calls, a
+    tool's result the id of the call it answers."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.role == "tool":
+        out["tool_call_id"] = message.tool_call_id
+    return out
 
 
 def _without_traceback(exc: BaseException) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_citebench.api import Hint, Message
+from pytest_citebench.api import Hint, Message, Reply, ToolSpec
 from pytest_citebench.errors import ProviderError
 from pytest_citebench.models import IN_PROCESS, Model, Traits
 
@@ -115,6 +115,14 @@ class AnswersModel(Model):
         raise ProviderError(
             f"{self.name}: an answers file answers items by id; it cannot stand behind a "
             "wrapper such as --citebench-rag"
+        )
+
+    async def converse(
+        self, messages: Sequence[Message], *, hint: Hint, tools: Sequence[ToolSpec]
+    ) -> Reply:
+        raise ProviderError(
+            f"{self.name}: an answers file holds one reply per item; a tool-using task needs a "
+            "model that takes turns (a provider's model, a server on loopback, or the relay)"
         )
 
     async def answer_item(

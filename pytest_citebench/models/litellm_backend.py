@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_citebench.api import Hint
+from pytest_citebench.api import Hint, ToolCall
 from pytest_citebench.errors import ResponseError
 from pytest_citebench.models.types import LOCAL_PREFIX, local_answer, offline_environment
 
@@ -87,6 +87,8 @@ class Completion:
     cost: float | None = None
     untrusted: str | None = None
     bound: float | None = None
+    # The tools the model called, in order (a tool-using turn; empty for a plain answer).
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def charged(self) -> float | None:
@@ -259,18 +261,35 @@ def _completion(
     # An empty message is the model's reply (a small model often stops at once): the task scores
     # it as naming nothing. Only a response with no choice at all is unusable.
     content = str(choices[0].message.content or "")
+    calls = tool_calls_of(choices[0].message)
     usage = getattr(response, "usage", None)
     cost = _cost(lib, response) if priced else None
     if usage is None:
-        return Completion(content, 0, 0, cost)
+        return Completion(content, 0, 0, cost, tool_calls=calls)
     prompt_tokens = getattr(usage, "prompt_tokens", None)
     completion_tokens = getattr(usage, "completion_tokens", None)
     prompt = "".join(str(m.get("content") or "") for m in messages or [])
     problem = usage_problem(prompt_tokens, completion_tokens, cost, prompt=prompt, answer=content)
     if problem is None:
-        return Completion(content, prompt_tokens, completion_tokens, cost)
+        return Completion(content, prompt_tokens, completion_tokens, cost, tool_calls=calls)
     bound = upper_bound_cost(model, list(messages or []), dict(kwargs or {}), content)
-    return Completion(content, None, None, None, untrusted=problem, bound=bound)
+    return Completion(content, None, None, None, untrusted=problem, bound=bound, tool_calls=calls)
+
+
+def tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
+    """The tool calls of a response's message, as litellm parsed them (none for plain text); a
+    call's arguments stay the raw text the model wrote, malformed or not."""
+    calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
+        function = getattr(call, "function", None)
+        name = str(getattr(function, "name", "") or "")
+        arguments = getattr(function, "arguments", "")
+        if not isinstance(arguments, str):
+            import json
+
+            arguments = json.dumps(arguments)
+        calls.append(ToolCall(str(getattr(call, "id", "") or f"call_{index}"), name, arguments))
+    return tuple(calls)
 
 
 def priced(model: str, params: dict[str, Any]) -> bool:
@@ -288,6 +307,23 @@ def priced(model: str, params: dict[str, Any]) -> bool:
     except Exception:  # not in the local cost map
         return False
     return bool(prompt + completion)
+
+
+def calls_tools(model: str) -> bool | None:
+    """Whether litellm's model map says the model has function calling; None when the map does
+    not know the model (a server of your own: it is asked, and a refusal is reported then)."""
+    lib = litellm()
+    # "openai/gpt-3.5-turbo-instruct" is in the map as "gpt-3.5-turbo-instruct".
+    for name in dict.fromkeys([model, model.split("/", 1)[-1]]):
+        try:
+            lib.get_model_info(name)
+        except Exception:  # not in the local map under this name
+            continue
+        try:
+            return bool(lib.supports_function_calling(model=name))
+        except Exception:
+            return None
+    return None
 
 
 def missing_key(model: str, api_base: str | None) -> str | None:

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pytest_citebench.api import Hint, Message, NamedTemplate, ShownPaper, show_papers
+from pytest_citebench.api import (
+    Hint,
+    Message,
+    NamedTemplate,
+    Reply,
+    ShownPaper,
+    ToolSpec,
+    show_papers,
+)
 from pytest_citebench.errors import CitebenchError
 from pytest_citebench.models import Model, Traits
 
@@ -112,6 +120,15 @@ class RagModel(Model):
     def input_files(self) -> tuple[tuple[str, Path], ...]:
         """The base model's: retrieval reads only the suite's corpus."""
         return self.base.input_files()
+
+    async def converse(
+        self, messages: Sequence[Message], *, hint: Hint, tools: Sequence[ToolSpec]
+    ) -> Reply:
+        """A tool-using task retrieves through its own search tool: RAG around it is refused."""
+        raise CitebenchError(
+            f"{self.name}: a tool-using task searches with its own tools; run it without "
+            "--citebench-rag (--citebench-rag none keeps the plain model)"
+        )
 
     async def complete(self, messages: Sequence[Message], *, hint: Hint) -> str:
         """Retrieval runs in a thread so the engine's loop keeps serving other items meanwhile."""

@@ -35,6 +35,9 @@ def miss_error() -> CassetteMiss:
         nearest = _nearest(current.cassette, request)
         if nearest is not None:
             differences = request_differences(nearest, request)
+            turn = turn_of(request, current.cassette)
+            if turn:
+                lines.append(f"  {turn}")
             if differences:
                 lines.append("  differs from the recording: " + "; ".join(differences))
     else:
@@ -131,11 +134,52 @@ def response_problem(response: Any) -> str | None:
 
 
 def _nearest(cassette: Any, request: Any) -> Any:
+    """The recorded request most like this one: the same endpoint, and in a conversation of
+    several turns the one whose messages share the longest start with these (the same turn)."""
     requests = list(getattr(cassette, "requests", []) or [])
     if not requests:
         return None
     same_path = [r for r in requests if r.method == request.method and r.path == request.path]
-    return (same_path or requests)[0]
+    candidates = same_path or requests
+    now = _messages(request)
+    if now is None or len(candidates) == 1:
+        return candidates[0]
+
+    def likeness(recorded: Any) -> tuple[int, int]:
+        before = _messages(recorded) or []
+        shared = 0
+        for a, b in zip(before, now, strict=False):
+            if a != b:
+                break
+            shared += 1
+        return shared, -abs(len(before) - len(now))
+
+    return max(candidates, key=likeness)
+
+
+def _messages(request: Any) -> list[Any] | None:
+    body = _body_json(request)
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return messages if isinstance(messages, list) else None
+
+
+def turn_of(request: Any, cassette: Any) -> str:
+    """Which turn of a multi-turn conversation missed (a tool-using task records one request a
+    turn): "turn 3 of the conversation (the recording holds 4 turns)"; empty for a single-turn
+    item."""
+    now = _messages(request)
+    recorded = [r for r in getattr(cassette, "requests", []) or [] if _messages(r) is not None]
+    if now is None or (len(recorded) < 2 and not _is_conversation(now)):
+        return ""
+    turn = 1 + sum(1 for m in now if isinstance(m, dict) and m.get("role") == "assistant")
+    return (
+        f"turn {turn} of the conversation missed (the recording holds {len(recorded)} "
+        f"turn{'s' * (len(recorded) != 1)}); the turns before it replayed"
+    )
+
+
+def _is_conversation(messages: list[Any]) -> bool:
+    return any(isinstance(m, dict) and m.get("role") in ("assistant", "tool") for m in messages)
 
 
 def _body_json(request: Any) -> Any:
@@ -205,6 +249,8 @@ def request_differences(recorded: Any, now: Any) -> list[str]:
             elif before[key] != after[key]:
                 if key == "messages" and isinstance(before[key], list):
                     out.extend(_message_differences(before[key], after[key]))
+                elif key == "tools" and isinstance(before[key], list):
+                    out.extend(_tool_differences(before[key], after[key]))
                 else:
                     out.append(f"{key}: recorded {_short(before[key])}, now {_short(after[key])}")
     elif before != after:
@@ -217,13 +263,67 @@ def _message_differences(before: list[Any], after: Any) -> list[str]:
         n = len(after) if isinstance(after, list) else "?"
         return [f"messages: recorded {len(before)}, now {n}"]
     out = []
+    calls = _call_names(before)
     for i, (a, b) in enumerate(zip(before, after, strict=True)):
         if not isinstance(a, dict) or not isinstance(b, dict):
             continue
         for field_name in sorted(set(a) | set(b)):
             if a.get(field_name) != b.get(field_name):
-                out.append(f"messages[{i}].{field_name} differs")
+                if a.get("role") == "tool" and field_name == "content":
+                    name = calls.get(str(a.get("tool_call_id")), "a tool")
+                    then, now = _where_differs(str(a.get("content")), str(b.get("content")))
+                    out.append(
+                        f"messages[{i}] (the result of {name} the harness sent back, call "
+                        f"{_short(a.get('tool_call_id'))}) differs: recorded {then}, now {now}"
+                    )
+                else:
+                    out.append(f"messages[{i}].{field_name} differs")
     return out or ["messages differ"]
+
+
+def _where_differs(before: str, after: str) -> tuple[str, str]:
+    """The two texts from a little before where they first differ, each at most 60 characters
+    (a long tool result differs deep inside: its start says nothing)."""
+    at = next((i for i, (x, y) in enumerate(zip(before, after, strict=False)) if x != y), None)
+    if at is None:
+        at = min(len(before), len(after))
+    start = max(0, at - 15)
+    lead = "..." if start else ""
+    return _short(lead + before[start:]), _short(lead + after[start:])
+
+
+def _call_names(messages: list[Any]) -> dict[str, str]:
+    """Tool call id -> the tool's name, over the assistant turns of a conversation."""
+    names = {}
+    for message in messages:
+        for call in (message.get("tool_calls") or []) if isinstance(message, dict) else []:
+            if isinstance(call, dict):
+                function = call.get("function") or {}
+                names[str(call.get("id"))] = str(function.get("name") or "a tool")
+    return names
+
+
+def _tool_name(tool: Any) -> str:
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return str((function or {}).get("name") or "?")
+
+
+def _tool_differences(before: list[Any], after: Any) -> list[str]:
+    """The tools offered, as a person would say it: a tool added or gone, a schema changed."""
+    if not isinstance(after, list):
+        return [f"tools: recorded {len(before)}, now {_short(after)}"]
+    old = {_tool_name(t): t for t in before}
+    new = {_tool_name(t): t for t in after}
+    out = [f"tools: '{n}' recorded, now gone" for n in old if n not in new]
+    out += [f"tools: '{n}' not recorded, now offered" for n in new if n not in old]
+    for name in old:
+        if name in new and old[name] != new[name]:
+            a, b = old[name].get("function") or {}, new[name].get("function") or {}
+            parts = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)] or ["schema"]
+            out.append(f"tools: the schema of '{name}' differs ({', '.join(parts)})")
+    if not out and list(old) != list(new):
+        out.append("tools: offered in another order")
+    return out or ["tools differ"]
 
 
 def _without(args: Sequence[str], flags: Iterable[str]) -> list[str]:

@@ -5,7 +5,9 @@ strategy asks every one of its stages: the count is the most calls the run can m
 are estimated as characters / 4 (no tokenizer download: tiktoken fetches its tables from the
 network) and completion tokens as ``max_tokens`` per call, both upper-end guesses; dollars come
 from litellm's local cost map and are "n/a" for models it does not price. RAG context is not
-counted (it is retrieved at run time).
+counted (it is retrieved at run time). A tool-using task is counted at its step limit: the
+stand-in searches every turn and never cites, so every turn's request (the tools and the
+results sent back included) is counted.
 """
 
 from __future__ import annotations
@@ -32,21 +34,43 @@ class Estimate:
     cost: float | None = 0.0
 
 
-async def _calls(job: Any) -> tuple[int, int]:
-    calls = 0
-    chars = 0
+class _Abstaining:
+    """The stand-in model: it abstains when asked for an answer, and in a tool-using task it
+    searches on every turn and never cites, so the task takes every turn its limit allows (each
+    turn's request counted with the tools and every tool result sent back before it)."""
 
-    async def generate(messages: Sequence[Any], *, hint: Any) -> str:
-        nonlocal calls, chars
-        calls += 1
-        chars += sum(len(m.content) for m in messages)
+    def __init__(self) -> None:
+        self.calls = 0
+        self.chars = 0
+
+    async def __call__(self, messages: Sequence[Any], *, hint: Any) -> str:
+        self.calls += 1
+        self.chars += sum(len(m.content) for m in messages)
         return "pass"
 
+    async def converse(self, messages: Sequence[Any], *, hint: Any, tools: Sequence[Any]) -> Any:
+        import json
+
+        from pytest_citebench.api import Reply, ToolCall
+        from pytest_citebench.models.agent import format_action
+
+        self.calls += 1
+        self.chars += sum(len(m.content) for m in messages)
+        self.chars += len(json.dumps([t.to_openai() for t in tools]))
+        query = str(getattr(hint, "query", ""))[:200]
+        if not tools:
+            return Reply(format_action("search", {"query": query}))
+        arguments = json.dumps({"query": query})
+        return Reply("", (ToolCall(f"estimate_{self.calls}", "search", arguments),))
+
+
+async def _calls(job: Any) -> tuple[int, int]:
+    generate = _Abstaining()
     try:
         await job.task.solve(job.item, generate, suite_corpus=job.corpus)
     except Exception:  # a task that cannot run offline still makes at least its first call
-        calls = max(calls, 1)
-    return calls, chars
+        generate.calls = max(generate.calls, 1)
+    return generate.calls, generate.chars
 
 
 def estimate(jobs: Sequence[Any]) -> list[Estimate]:

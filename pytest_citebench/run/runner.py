@@ -25,8 +25,11 @@ from pytest_citebench.api import (
     Hint,
     Message,
     Outcome,
+    Reply,
     Sample,
     Task,
+    ToolCall,
+    ToolSpec,
 )
 from pytest_citebench.errors import CassetteMiss, CassetteNotSaved, CitebenchError
 from pytest_citebench.models import Model, track_usage, usage_summary
@@ -67,18 +70,7 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
     started = time.perf_counter()
     calls = track_usage()
 
-    async def generate(messages: Sequence[Message], *, hint: Hint) -> str:
-        # Every model's answer enters the run here: a lone surrogate (JSON's "\ud800") is made
-        # U+FFFD, or the results file, the terminal and the error note could not write it.
-        text = safe_text(
-            await job.model.answer_item(
-                messages, hint=hint, task=job.task.name, item_id=job.item.id
-            )
-        )
-        # A remote answer is scored as replay will see it: scrubbed like its cassette (decoded too:
-        # a key echoed base64- or percent-encoded), so a model (or a proxy) that echoes a key puts
-        # it in neither the results nor the report; an answers file's text is scrubbed the same.
-        return scrub_decoded(text) if job.model.traits.scrubs_answers else text
+    generate = ItemGenerate(job)
 
     def result(outcome: Outcome, **kw: Any) -> ItemResult:
         return ItemResult(
@@ -97,7 +89,9 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
             **kw,
         )
 
-    recording = recorder is not None and job.model.traits.records_cassettes
+    recording = recorder is not None and (
+        job.model.traits.records_cassettes or job.task.makes_requests()
+    )
     attempt: Attempt | None = None
     try:
         if recorder is not None and recording:
@@ -150,6 +144,41 @@ async def run_item(job: Job, recorder: Recorder | None) -> ItemResult:
         reason=score.reason or DEFAULT_REASONS.get(score.outcome, score.outcome),
         kind=score.kind,
     )
+
+
+class ItemGenerate:
+    """A task's ``generate`` for one job: a plain answer when called, one turn of a tool-using
+    conversation through ``converse``. Every model's text enters the run here."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+
+    def _clean(self, text: str) -> str:
+        # A lone surrogate (JSON's "\ud800") is made U+FFFD, or the results file, the terminal
+        # and the error note could not write it. A remote answer is scored as replay will see
+        # it: scrubbed like its cassette (decoded too: a key echoed base64- or
+        # percent-encoded), so a model (or a proxy) that echoes a key puts it in neither the
+        # results nor the report; an answers file's text is scrubbed the same.
+        text = safe_text(text)
+        return scrub_decoded(text) if self.job.model.traits.scrubs_answers else text
+
+    async def __call__(self, messages: Sequence[Message], *, hint: Hint) -> str:
+        job = self.job
+        return self._clean(
+            await job.model.answer_item(
+                messages, hint=hint, task=job.task.name, item_id=job.item.id
+            )
+        )
+
+    async def converse(
+        self, messages: Sequence[Message], *, hint: Hint, tools: Sequence[ToolSpec]
+    ) -> Reply:
+        reply = await self.job.model.converse(messages, hint=hint, tools=tools)
+        calls = tuple(
+            ToolCall(self._clean(c.id), self._clean(c.name), self._clean(c.arguments))
+            for c in reply.tool_calls
+        )
+        return Reply(self._clean(reply.text), calls, reply.tokens)
 
 
 def _unsaved(

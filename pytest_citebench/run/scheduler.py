@@ -82,7 +82,7 @@ class Scheduler:
         if self._prepared:
             return
         self._prepared = True
-        if any(m.traits.records_cassettes for m in self.models):
+        if any(m.traits.records_cassettes for m in self.models) or _tasks_make_requests():
             from pytest_citebench.models.litellm_backend import litellm
             from pytest_citebench.recording import Recorder
 
@@ -184,3 +184,11 @@ class Scheduler:
         if self._recorder is not None:
             self._recorder.deactivate()
             self._recorder = None
+
+
+def _tasks_make_requests() -> bool:
+    """A task whose settings make it send requests of its own (a live search) needs the
+    recorder even when every model runs in-process."""
+    from pytest_citebench import registry
+
+    return any(task.makes_requests() for task in registry.all_tasks())

@@ -142,6 +142,30 @@ def check_model_options(options: Options, models: Sequence[Model]) -> None:
         raise pytest.UsageError("\n".join(problems))
 
 
+#: The tasks that call tools, and the fallback that describes the same tools in text.
+TOOL_TASKS = {"agentic": "agentic_text"}
+
+
+def check_tool_use(options: Options, models: Sequence[Model]) -> None:
+    """A tool-using task asked of a model litellm knows cannot call tools: one usage error
+    naming the fallback, never a run of errors or zeros. Models litellm does not know (a server
+    of your own, the relay) are asked, and a refusal says the same at the item."""
+    asked = [t for t in options.tasks if t in TOOL_TASKS]
+    remote = [m for m in models if m.traits.records_cassettes]
+    if not asked or not remote:
+        return
+    from pytest_citebench.models.litellm_backend import calls_tools
+
+    for model in remote:
+        if calls_tools(model.litellm_model or model.name) is False:
+            fallback = TOOL_TASKS[asked[0]]
+            raise pytest.UsageError(
+                f"--citebench-task {asked[0]}: {model.name} cannot call tools (litellm's model "
+                f"map says it has no function calling); run --citebench-task {fallback} "
+                "instead: the same tools described in text, one JSON action a reply, parsed"
+            )
+
+
 def check_gates(paths: Sequence[Path], options: Options, gates: list[Gate]) -> None:
     """Every gate must name a suite and task that exist (``gates.check_known``), and the gates
     of the suites this run collects (``paths``: ``run/sources.py``) are added now.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -59,6 +61,37 @@ def _prompt_text(payload: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def assistant_message(said: Any) -> dict[str, Any]:
+    """An answer callback's value as the response's message: a string is the text; a mapping is
+    an assistant turn, ``{"content": str | None, "tool_calls": [{"id"?, "name", "arguments"}]}``
+    (``arguments`` a JSON string or an object; a call may also be in the API's own shape,
+    ``{"id", "type": "function", "function": {"name", "arguments"}}``). Ids left out are
+    ``call_<n>``."""
+    if isinstance(said, str):
+        return {"role": "assistant", "content": said}
+    if not isinstance(said, dict):
+        raise TypeError(f"an answer must be text or an assistant message, not {type(said)}")
+    calls = []
+    for index, call in enumerate(said.get("tool_calls") or []):
+        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        arguments = function.get("arguments", "{}")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append(
+            {
+                "id": str(call.get("id") or f"call_{index}"),
+                "type": "function",
+                "function": {"name": str(function["name"]), "arguments": arguments},
+            }
+        )
+    message: dict[str, Any] = {"role": "assistant", "content": said.get("content")}
+    if calls:
+        message["tool_calls"] = calls
+    elif message["content"] is None:
+        message["content"] = ""
+    return message
+
+
 async def respond(
     request: Request,
     payload: dict[str, Any],
@@ -66,7 +99,7 @@ async def respond(
     writer: asyncio.StreamWriter,
     keep: bool,
     *,
-    answer: Callable[[dict[str, Any]], str],
+    answer: Callable[[dict[str, Any]], Any],
     latency: float,
     usage: Callable[[dict[str, Any]], Any] | None = None,
 ) -> bool:
@@ -102,10 +135,16 @@ async def respond(
         return await send(writer, 200, _MALFORMED, keep_alive=keep)
 
     try:
-        text = answer(payload)
+        said = answer(payload)
+        if inspect.isawaitable(said):  # the relay waits for a reply file without blocking
+            said = await said
+        turn = assistant_message(said)
     except Exception as exc:  # surface bugs in user callbacks as a visible 500
         err = error_body(500, f"stub answer callback failed: {exc!r}")
         return await send(writer, 500, err, keep_alive=keep)
+    text = str(turn.get("content") or "") + "".join(
+        str(c["function"]["arguments"]) for c in turn.get("tool_calls") or []
+    )
 
     model = str(payload.get("model") or "stub")
     cid = "chatcmpl-" + hashlib.sha256(request.body).hexdigest()[:12]
@@ -133,8 +172,8 @@ async def respond(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": turn,
+                "finish_reason": "tool_calls" if turn.get("tool_calls") else "stop",
                 "logprobs": None,
             }
         ],

@@ -66,8 +66,10 @@ class StubServer:
     """A threaded, loopback-only, OpenAI-compatible chat-completions server for tests.
 
     Args:
-        answer: maps the request JSON to the assistant text; defaults to always ``"pass"``.
-            It runs on the server's event loop, so keep it fast and non-blocking.
+        answer: maps the request JSON to the assistant text, or to an assistant turn with tool
+            calls (``stub_chat.assistant_message``); defaults to always ``"pass"``. It runs on
+            the server's event loop, so keep it fast and non-blocking (or make it a coroutine
+            function: the relay awaits a reply file).
         latency: seconds to ``asyncio.sleep`` before answering; sleeping (not blocking) lets
             concurrent requests overlap, as they would against a real API.
         faults: either ``(call_index, request_json) -> Fault | None`` or a sequence consumed one
@@ -84,7 +86,7 @@ class StubServer:
 
     def __init__(
         self,
-        answer: Callable[[dict[str, Any]], str] | None = None,
+        answer: Callable[[dict[str, Any]], Any] | None = None,
         *,
         latency: float = 0.0,
         faults: FaultScript | None = None,
@@ -93,7 +95,7 @@ class StubServer:
     ) -> None:
         if latency < 0:
             raise ValueError("latency must be non-negative")
-        self.answer: Callable[[dict[str, Any]], str] = answer or _default_answer
+        self.answer: Callable[[dict[str, Any]], Any] = answer or _default_answer
         self.usage = usage
         self.latency = latency
         self.faults = faults

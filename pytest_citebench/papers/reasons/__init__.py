@@ -1,7 +1,8 @@
 """REASONS (paper 000): sentence-level citation attribution over twelve arXiv domains.
 
 Everything the core knows about this paper is the ``PAPER`` object below, registered under the
-entry-point group ``pytest_citebench.tasks`` in pyproject.toml: the six tasks, the adversarial
+entry-point group ``pytest_citebench.tasks`` in pyproject.toml: the six tasks and the two agentic
+ones (``agentic``: search, read and cite tools), the adversarial
 swaps (options and variants), the live title lookup's option, the report sections (Table 3, the
 kinds of wrong citation) and four commands. Importing it stays light; the importer, the swaps'
 similarity search, the index of known papers and training load only when used.
@@ -10,6 +11,7 @@ similarity search, the index of known papers and training load only when used.
 from __future__ import annotations
 
 from pytest_citebench.api import Command, Paper, lazy
+from pytest_citebench.papers.reasons.agentic import Agentic, AgenticText
 from pytest_citebench.papers.reasons.options import add_options, configure
 from pytest_citebench.papers.reasons.report import sections
 from pytest_citebench.papers.reasons.tasks import PAPER as TITLE
@@ -20,7 +22,7 @@ from pytest_citebench.papers.reasons.variants import VARIANTS
 PAPER = Paper(
     name="reasons",
     title=TITLE,
-    tasks=TASKS,
+    tasks=(*TASKS, Agentic(), AgenticText()),
     sections=sections,
     commands=(
         Command(

@@ -27,7 +27,16 @@ PAPER = (
     "Attribution in Scientific Literature: New Benchmark and Methods (REASONS)"
 )
 # Every REASONS strategy; the oracle variants are labelled as such in every report.
-TASKS = ("direct", "direct_metadata", "direct_metadata_oracle", "indirect", "sid", "sid_oracle")
+TASKS = (
+    "direct",
+    "direct_metadata",
+    "direct_metadata_oracle",
+    "indirect",
+    "sid",
+    "sid_oracle",
+    "agentic",
+    "agentic_text",
+)
 # File stem -> suite slug; AI and CV are not in the public data we have.
 DOMAINS = {
     "Biomolecules": "biomolecules",

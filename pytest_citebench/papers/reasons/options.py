@@ -1,13 +1,13 @@
 """The REASONS paper's pytest options, gathered for the core: the adversarial swaps
-(``variants``) the live title lookup (``title_lookup``) and
-the judge model (``judge_model``). Each concept keeps its own options
-in its own module; the paper has one ``add_options`` and one ``configure``."""
+(``variants``), the live title lookup (``title_lookup``), the judge model (``judge_model``) and
+the agentic task (``agent_options``). Each concept keeps its own options in its own module; the
+paper has one ``add_options`` and one ``configure``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_citebench.papers.reasons import judge_model, title_lookup, variants
+from pytest_citebench.papers.reasons import agent_options, judge_model, title_lookup, variants
 
 if TYPE_CHECKING:
     import pytest
@@ -18,6 +18,7 @@ def add_options(group: pytest.OptionGroup) -> None:
     variants.add_options(group)
     title_lookup.add_options(group)
     judge_model.add_options(group)
+    agent_options.add_options(group)
 
 
 def configure(config: pytest.Config) -> None:
@@ -25,3 +26,4 @@ def configure(config: pytest.Config) -> None:
     variants.configure(config)
     title_lookup.configure(config)
     judge_model.configure(config)
+    agent_options.configure(config)

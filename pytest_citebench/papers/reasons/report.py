@@ -89,7 +89,8 @@ def _charts(rows: Sequence[AdversarialRow]) -> tuple[Chart, ...]:
 def sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]:
     """The paper's report sections: Table 3, then the kinds of wrong citation
     (``kinds_report``), then the judge model's disagreements with the rules (``judge_report``),
-    each only when the run has something for it."""
+    then the agent funnel (``agent_report``), each only when the run has something for it."""
+    from pytest_citebench.papers.reasons.agent_report import agent_sections
     from pytest_citebench.papers.reasons.judge_report import judge_sections
     from pytest_citebench.papers.reasons.kinds_report import sections as kind_sections
 
@@ -97,6 +98,7 @@ def sections(aggregates: Sequence[Aggregate], records: Records) -> list[Section]
         *adversarial_sections(aggregates, records),
         *kind_sections(aggregates, records),
         *judge_sections(records),
+        *agent_sections(aggregates, records),
     ]
 
 
