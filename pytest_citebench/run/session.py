@@ -49,7 +49,7 @@ class CitebenchSession:
         if not self.is_worker:
             startup.check_prices(self.options, plain)
             startup.check_model_options(self.options, plain)
-            startup.check_tool_use(self.options, plain)
+            startup.check_tool_use(self.options, plain, str(config.option.markexpr or ""))
         self.models = with_rag(plain, self.options)
         # Which suite folders this run collects (the project's, installed packages', given).
         self.sources = sources.plan(config, self.options)

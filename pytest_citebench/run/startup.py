@@ -146,11 +146,15 @@ def check_model_options(options: Options, models: Sequence[Model]) -> None:
 TOOL_TASKS = {"agentic": "agentic_text"}
 
 
-def check_tool_use(options: Options, models: Sequence[Model]) -> None:
+def check_tool_use(options: Options, models: Sequence[Model], markexpr: str = "") -> None:
     """A tool-using task asked of a model litellm knows cannot call tools: one usage error
-    naming the fallback, never a run of errors or zeros. Models litellm does not know (a server
-    of your own, the relay) are asked, and a refusal says the same at the item."""
-    asked = [t for t in options.tasks if t in TOOL_TASKS]
+    naming the fallback, never a run of errors or zeros. Asked: by --citebench-task, or by a
+    ``-m`` expression that selects the task's marker (``-m agentic``; a run of every task is not
+    stopped for one of them). Models litellm does not know (a server of your own, the relay)
+    are asked, and a refusal says the same at the item."""
+    asked = [t for t in options.tasks if t in TOOL_TASKS] + [
+        t for t in TOOL_TASKS if t not in options.tasks and _selects(markexpr, t)
+    ]
     remote = [m for m in models if m.traits.records_cassettes]
     if not asked or not remote:
         return
@@ -164,6 +168,22 @@ def check_tool_use(options: Options, models: Sequence[Model]) -> None:
                 f"map says it has no function calling); run --citebench-task {fallback} "
                 "instead: the same tools described in text, one JSON action a reply, parsed"
             )
+
+
+def _selects(markexpr: str, task: str) -> bool:
+    """The ``-m`` expression selects an item marked only with ``task``; a malformed expression
+    selects nothing here (pytest reports it)."""
+    if not markexpr:
+        return False
+    from _pytest.mark.expression import Expression
+
+    def marked(name: str, /, **_: str | int | bool | None) -> bool:
+        return name == task
+
+    try:
+        return bool(Expression.compile(markexpr).evaluate(marked))
+    except Exception:  # ParseError in pytest 8, SyntaxError in 9: pytest reports it itself
+        return False
 
 
 def check_gates(paths: Sequence[Path], options: Options, gates: list[Gate]) -> None:

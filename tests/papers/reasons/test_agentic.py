@@ -169,6 +169,21 @@ def test_a_model_litellm_knows_without_tools_is_a_usage_error_naming_the_fallbac
     result.stderr.fnmatch_lines(["*cannot call tools*--citebench-task agentic_text instead*"])
 
 
+@pytest.mark.parametrize(("markexpr", "refused"), [("agentic", True), ("not agentic", False)])
+def test_a_tool_task_selected_by_marker_is_refused_the_same_way(
+    pytester: pytest.Pytester, tiny: Path, markexpr: str, refused: bool
+) -> None:
+    """-m agentic asks for the task as --citebench-task does; -m "not agentic" does not."""
+    with_agentic(tiny)
+    result = pytester.runpytest(
+        "--citebench", "suites/tiny", "-m", markexpr,
+        "--citebench-model", "openai/gpt-3.5-turbo-instruct", "--collect-only",
+    )  # fmt: skip
+    assert (result.ret == pytest.ExitCode.USAGE_ERROR) is refused
+    if refused:
+        result.stderr.fnmatch_lines(["*cannot call tools*--citebench-task agentic_text instead*"])
+
+
 class OpenAlexStub:
     """A 127.0.0.1 server answering OpenAlex's /works search and /works/<id> as its JSON does."""
 
