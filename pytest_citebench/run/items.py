@@ -249,6 +249,14 @@ class CaseItem(pytest.Item):
         if result.outcome == "hallucinated" and session.options.strict:
             raise CaseFailure(result, "hallucinated (--citebench-strict)")
 
+    def teardown(self) -> None:
+        """The call report, logged by now, carries the record line on (a copy of this list):
+        the item, which pytest keeps to the end of the run, drops it, and so does the teardown
+        report made from it (issue 46). JUnit XML reads the properties off that report: kept
+        then."""
+        if not getattr(self.config.option, "xmlpath", None):
+            self.user_properties[:] = [p for p in self.user_properties if p[0] != PROPERTY]
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from pytest_citebench.reports.escape import terminal
 
