@@ -102,6 +102,8 @@ def pytest_configure(config: pytest.Config) -> None:
             paper.configure(config)
     if not session.is_worker:
         config.pluginmanager.register(_ControllerHooks(session), "citebench-controller")
+    if not getattr(config.option, "xmlpath", None):
+        config.pluginmanager.register(_DropRecordLines(), "citebench-drop-lines")
     if session.sources.args is not None:
         # No paths given: the suites are the tests (not the project's own tests/ folder): the
         # project's suite folders and the installed suite packages (run/sources.py).
@@ -309,6 +311,26 @@ def _drop_per_test_log_capture(session: pytest.Session) -> None:
     plugin = config.pluginmanager.get_plugin("logging-plugin")
     if plugin is not None:
         config.pluginmanager.unregister(plugin)
+
+
+class _DropRecordLines:
+    """Once every plugin has seen a case's call report (the ledger, the terminal's status
+    letter, xdist sending it to the controller), its record line leaves the report's
+    ``user_properties``: pytest keeps every report to the end of the run, and the line was the
+    largest thing a case left there (1.9 KB a case on the IR suite). The item drops its own
+    copy at teardown (``CaseItem.teardown``). Not registered when JUnit XML is written: it
+    reads the properties at teardown."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(
+        self, report: pytest.TestReport
+    ) -> Generator[None, object, object]:
+        result = yield
+        if report.when == "call" and report.user_properties:
+            from pytest_citebench.run.items import PROPERTY
+
+            report.user_properties[:] = [p for p in report.user_properties if p[0] != PROPERTY]
+        return result
 
 
 class _ControllerHooks:

@@ -96,6 +96,31 @@ def test_a_reports_record_is_parsed_once_however_often_it_is_asked(
     assert items.case_record(first) == got[0]
 
 
+def test_a_compacted_record_is_equal_and_shares_its_trajectory_strings() -> None:
+    """The controller keeps every record (issue 46): compacted, a record is equal to the one
+    parsed, keeps its types (lists stay lists), and two records showing the same paper hold
+    one copy of its title, however deep in a stage's details."""
+    from pytest_citebench.run import items
+
+    def record(query: str) -> dict[str, Any]:
+        title = "LightGCN: Simplifying and Powering Graph Convolution Network " + "x" * 20
+        shown = [["2002.02126", title], ["1706.02263", "Graph Convolutional Matrix Completion"]]
+        calls = [{"tool": "search", "query": query, "shown": shown, "ok": True}]
+        agent = {"calls": calls, "cited": {"id": "2002.02126", "title": title}, "steps": 3}
+        stage = {"name": "agentic", "answer": title, "raw": title, "details": {"agent": agent}}
+        return {"type": "item", "answer": title, "metrics": {"f1": 1.0}, "stages": [stage]}
+
+    lines = [jsonl.dumps(record("q" * 300 + str(n))) for n in range(2)]
+    first, second = (items.compact(json.loads(line)) for line in lines)
+    assert first == json.loads(lines[0]) and second == json.loads(lines[1])
+    assert jsonl.dumps(first) == lines[0]
+    one, two = (r["stages"][0]["details"]["agent"] for r in (first, second))
+    assert one["calls"][0]["shown"][0][1] is two["calls"][0]["shown"][0][1]
+    assert one["cited"]["title"] is two["cited"]["title"]
+    assert isinstance(one["calls"][0]["shown"][0], list)
+    assert one["calls"][0]["query"] is not two["calls"][0]["query"]
+
+
 def test_answer_with_line_separator_survives_resume_merge_and_compare(
     pytester: pytest.Pytester, tiny: Path, capsys: Any
 ) -> None:

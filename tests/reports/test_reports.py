@@ -558,3 +558,32 @@ def test_without_junit_xml_a_case_ships_only_its_record(
     assert result.ret == 0
     props = [line for line in result.stdout.lines if line.startswith("PROPS ")]
     assert len(props) == 8 and all(line.endswith("['citebench']") for line in props)
+
+
+def test_a_case_keeps_no_record_line_once_its_report_is_logged(
+    pytester: pytest.Pytester, tiny: Path
+) -> None:
+    """pytest keeps every item and report to the end of the run; the record line was the
+    largest thing a case kept there (issue 46). Every plugin still sees it while the call report
+    is logged, the results file has every record, and by the end no item or report holds one."""
+    pytester.makeconftest(
+        """
+        def pytest_runtest_logreport(report):
+            if report.when == "call":
+                assert [n for n, _ in report.user_properties] == ["citebench"]
+
+        def pytest_terminal_summary(terminalreporter):
+            reports = [r for rs in terminalreporter.stats.values() for r in rs
+                       if hasattr(r, "user_properties")]
+            items = terminalreporter._session.items
+            held = [p for x in [*reports, *items] for p in x.user_properties]
+            print(f"\\nHELD {len(reports)} {len(items)} {held}")
+        """
+    )
+    result = pytester.runpytest(
+        "--citebench", "-p", "no:cacheprovider", "-s", "--citebench-results=r.jsonl"
+    )
+    assert result.ret == 0
+    assert "HELD 24 8 []" in result.stdout.lines
+    lines = (pytester.path / "r.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sum('"type": "item"' in line for line in lines) == 8
