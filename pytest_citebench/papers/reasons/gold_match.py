@@ -16,8 +16,10 @@ nothing or something else, the run's own knowledge (the gold) is looked for in a
 
 What this finds is never a guess: it is the gold itself, so it can only turn a missed right
 answer into *correct*. It never decides *hallucinated*, and it stands back wherever the reply
-settles on another paper the run knows (the suite's corpus, the packaged index) or the prompt
-itself held the gold (under retrieval the model may copy a list back; the rules read those).
+settles on another title (a paper the run knows, a title after the gold's last mention as a
+quiz's answer key is, a title the gold is a bracketed aside to), or the prompt itself held the
+gold's words (an escalation's abstract; under retrieval, unless the reply names only the gold of
+the papers shown: a list copied back names them all).
 Text only: no format, no word list of labels.
 """
 
