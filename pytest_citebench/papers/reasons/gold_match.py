@@ -92,6 +92,10 @@ def _places(text: str, title: str, *, anywhere: bool = False) -> Iterator[tuple[
     folded = _fold(text)
     tokens = list(_TOKEN.finditer(folded))
     n = len(words)
+    # A title that ends in a bracket or a quote ("SoK: Decentralized Finance (DeFi)") ends after
+    # it: "(DeFi) Attacks" goes on.
+    closers = _CLOSERS.search(title.strip())
+    closing = closers.group(0) if closers else ""
     for i in range(len(tokens) - n + 1):
         window = tokens[i : i + n]
         if not _same_words([t.group(0) for t in window], words):
@@ -105,7 +109,10 @@ def _places(text: str, title: str, *, anywhere: bool = False) -> Iterator[tuple[
             continue
         if start and folded[start - 1].isalnum():
             continue
-        if _goes_on(folded, end):
+        last_letter = folded[end - 1]
+        if closing and folded.startswith(closing, end):
+            end += len(closing)
+        if _goes_on(folded, end, last_letter):
             continue
         line_start = folded.rfind("\n", 0, start) + 1
         if _ALTERNATIVE.search(folded[line_start:start]):
@@ -113,6 +120,7 @@ def _places(text: str, title: str, *, anywhere: bool = False) -> Iterator[tuple[
         yield start, end
 
 
+_CLOSERS = re.compile(r"[)\]}\"'”’»]+$")
 _TAG = re.compile(r"<[^<>\n]*>")
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
@@ -153,13 +161,14 @@ def _script(ch: str) -> str:
         return ""
 
 
-def _goes_on(folded: str, end: int) -> bool:
+def _goes_on(folded: str, end: int, last_letter: str) -> bool:
     """A longer title goes on after ``end``: on the same line, after spaces or a subtitle's
-    colon or dash, a letter of the title's own script."""
+    colon or dash, a letter of the title's own script (the script of ``last_letter``, its last
+    letter)."""
     found = _GOES_ON.match(folded, end)
     if found is None:
         return False
-    return _script(folded[found.end() - 1]) == _script(folded[end - 1])
+    return _script(folded[found.end() - 1]) == _script(last_letter)
 
 
 def names_the_gold_title(

@@ -83,6 +83,10 @@ def test_title_in_places_where_a_title_ends() -> None:
     assert title_in(f"see {TITLE} for details", TITLE) is None
     assert title_in(f"x{TITLE}", TITLE) is None  # inside a word
     assert title_in("Deep Learning", "Deep Learning") is None  # two words are no title
+    # A title ending in a bracket ends after it (the main job's "SoK: ... (DeFi) Attacks").
+    sok = "SoK: Decentralized Finance (DeFi)"
+    assert title_in("SoK: Decentralized Finance (DeFi) Attacks", sok) is None
+    assert title_in(f"The answer is {sok}.", sok) is not None
 
 
 @pytest.mark.parametrize(
