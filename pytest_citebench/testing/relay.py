@@ -24,14 +24,13 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_citebench.testing.stub_chat import assistant_message
-from pytest_citebench.testing.stubserver import StubServer
+from pytest_citebench.testing.stubserver import StubServer, serve_until_interrupted
 
 #: How often the spool is looked at for a reply, in seconds.
 POLL = 0.2
@@ -163,15 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     relay = Relay(args.spool, timeout=args.timeout)
     server = StubServer(relay.answer, port=args.port).start()
     print(f"relay on {server.url}, spool {args.spool}", flush=True)
-    stop = threading.Event()
-    try:
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-        print(f"relayed {server.calls} request(s)", file=sys.stderr)
+    serve_until_interrupted(server, "relayed {} request(s)")
     return 0
 
 

@@ -342,6 +342,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     reply: str = args.answer
     server = StubServer(lambda _req: reply, latency=args.latency, port=args.port).start()
     print(server.url, flush=True)
+    serve_until_interrupted(server, "served {} chat completion(s)")
+    return 0
+
+
+def serve_until_interrupted(server: StubServer, farewell: str) -> None:
+    """Block until Ctrl-C, then stop ``server`` and print ``farewell`` (``{}``: its call count)
+    on stderr: the command-line servers (this stub, the relay) end the same way."""
     stop = threading.Event()
     try:
         while not stop.wait(0.5):
@@ -350,8 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     finally:
         server.stop()
-        print(f"served {server.calls} chat completion(s)", file=sys.stderr)
-    return 0
+        print(farewell.format(server.calls), file=sys.stderr)
 
 
 if __name__ == "__main__":
