@@ -319,10 +319,11 @@ def names_the_gold_people(text: str, gold: str, sources: Sequence[str]) -> str |
         return None
     used = {i for pair in found for i in pair}
     first, last = min(used), max(used)
-    # One list: no prose between two gold authors ("... eight authors. The extended version
-    # also adds X and Y" is an aside, not the answer's list).
+    # One list: no prose and no blank line between two gold authors ("The extended version
+    # also adds X and Y.", then the list: an aside, not the answer's list).
     ordered = sorted(used)
-    if any(_prose(text[runs[a].end : runs[b].start]) for a, b in itertools.pairwise(ordered)):
+    gaps = [text[runs[a].end : runs[b].start] for a, b in itertools.pairwise(ordered)]
+    if any(_prose(gap) or _BLANK_LINE.search(gap) for gap in gaps):
         return None
     # Nobody else between the first gold author and the last.
     if any(i not in used and _is_full_name(runs[i]) for i in range(first, last + 1)):

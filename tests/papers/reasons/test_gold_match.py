@@ -119,6 +119,8 @@ def test_a_retrieved_list_copied_back_is_not_a_choice() -> None:
         f"{GOLD}, Ada Smith",  # the list goes on
         "- Yujin Chen\n- Zhigang Tu\n- Ada Smith\n- Di Kang\n- Linchao Bao",  # someone inside
         "Yujin Chen, Zhigang Tu, Di Kang. The journal version also adds Linchao Bao.",  # an aside
+        # f0147: the aside first, a paragraph, then the list without them
+        "The journal version also adds Linchao Bao.\n\nYujin Chen, Zhigang Tu, Di Kang",
         '<s>Yujin Chen, Zhigang Tu, Di Kang, Linchao Bao, <break time="1s"/> Ada Smith</s>',
         "Chen, Tu, Kang and Bao",  # surnames alone name nobody in full
     ],
