@@ -151,7 +151,7 @@ def same_person(a: Person, b: Person) -> bool:
     ) or _second_surname_left_out(a.text, b.text)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=4096)  # its keys are pairs of frozensets: 65,536 of them took 12 MB
 def _transposed(xs: frozenset[str], ys: frozenset[str]) -> bool:
     """A surname of five letters or more with two neighbouring letters swapped, a typing slip
     ("Aggrawal" for "Aggarwal", as a REASONS gold has it): the letters are the same ones."""

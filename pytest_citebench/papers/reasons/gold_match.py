@@ -25,6 +25,7 @@ Text only: no format, no word list of labels.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -42,14 +43,20 @@ from pytest_citebench.parsing.titles import not_a_title, reads_as_sentence
 
 
 def _fold(text: str) -> str:
-    """Case and accents folded, one character for one: positions stay those of ``text``."""
-    out = []
-    for ch in text:
-        base = "".join(
-            c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c)
-        ).casefold()
-        out.append(base if len(base) == 1 else ch.casefold()[:1] or ch)
-    return "".join(out)
+    """Case and accents folded, one character for one: positions stay those of ``text``. Every
+    check of a reply folds it, and the prompt's and the shown list's texts again for each: ASCII
+    (most replies) folds as ``lower`` does, and other characters are folded once each."""
+    if text.isascii():
+        return text.lower()
+    return "".join(map(_fold_char, text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold_char(ch: str) -> str:
+    base = "".join(
+        c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c)
+    ).casefold()
+    return base if len(base) == 1 else ch.casefold()[:1] or ch
 
 
 #: After the title: another title's words go on on the same line, as a subtitle ("<gold>: A
