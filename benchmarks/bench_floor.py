@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -152,22 +153,66 @@ BREAKDOWN = textwrap.dedent(
 )
 
 
+def _tree_rss_kb(root: int) -> int:
+    """The memory of ``root`` and every process under it, summed (kB): the plugin's children
+    (``--citebench-processes``, xdist's workers) count, which ``/usr/bin/time``'s peak, one
+    process's, leaves out. Each process counts its proportional set size (a page shared by a
+    forked child and its parent counts half in each), or its RSS where the kernel gives no PSS."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += _memory_kb(pid)
+        stack.extend(child for child, parent in parents.items() if parent == pid)
+    return total
+
+
+def _memory_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            pages = int(f.read().rsplit(")", 1)[1].split()[21])
+        return pages * os.sysconf("SC_PAGE_SIZE") // 1024
+    except (OSError, ValueError):
+        return 0  # ended between the listing and the read
+
+
 def timed(cmd: list[str], cwd: Path) -> dict[str, float | str]:
-    """Wall seconds and peak RSS (MB) of ``cmd`` in a fresh process, and its last line."""
-    run = subprocess.run(
-        ["/usr/bin/time", "-v", *cmd], cwd=cwd, env=ENV, capture_output=True, text=True
-    )
-    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", run.stderr)
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)
-    if run.returncode not in (0, 1) or wall is None or rss is None:
-        raise SystemExit(
-            f"{cmd} failed ({run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
+    """Wall seconds, peak RSS (MB, the largest one process reached) and the peak of the whole
+    process tree's memory summed (``_tree_rss_kb``, sampled every 50 ms) of ``cmd`` in a fresh
+    process, and its last line."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(
+            ["/usr/bin/time", "-v", *cmd], cwd=cwd, env=ENV, stdout=out, stderr=err, text=True
         )
+        tree_kb = 0
+        while process.poll() is None:
+            tree_kb = max(tree_kb, _tree_rss_kb(process.pid))
+            time.sleep(0.05)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    if process.returncode not in (0, 1) or wall is None or rss is None:
+        raise SystemExit(f"{cmd} failed ({process.returncode}):\n{stdout[-2000:]}{stderr[-2000:]}")
     hours, minutes, seconds = (float(g or 0) for g in wall.groups())
-    lines = [x for x in run.stdout.splitlines() if x.strip()]
+    lines = [x for x in stdout.splitlines() if x.strip()]
     return {
         "wall_s": hours * 3600 + minutes * 60 + seconds,
         "rss_mb": int(rss.group(1)) / 1024,
+        "tree_rss_mb": tree_kb / 1024,
         "last": lines[-1] if lines else "",
     }
 
@@ -238,12 +283,15 @@ def main() -> None:
     floor_s = float(bare["wall_s"]) + float(loop["wall_s"])
     rows = {"bare pytest": bare, "bare loop": loop, "plugin": plugin}
     print(f"{args.suite} on {args.model}, {cases} cases, -n {args.workers}\n")
-    print(f"{'run':<12} {'wall s':>8} {'peak RSS MB':>12}  last line")
+    print(f"{'run':<12} {'wall s':>8} {'peak RSS MB':>12} {'tree MB':>8}  last line")
     for name, row in rows.items():
-        print(f"{name:<12} {row['wall_s']:>8.1f} {row['rss_mb']:>12.0f}  {row['last']}")
+        print(
+            f"{name:<12} {row['wall_s']:>8.1f} {row['rss_mb']:>12.0f} "
+            f"{row['tree_rss_mb']:>8.0f}  {row['last']}"
+        )
     print(
         f"\nplugin / bare pytest: {float(plugin['wall_s']) / float(bare['wall_s']):.2f}x time, "
-        f"{float(plugin['rss_mb']) / float(bare['rss_mb']):.2f}x memory"
+        f"{float(plugin['tree_rss_mb']) / float(bare['tree_rss_mb']):.2f}x memory (process trees)"
         f"\nplugin / (bare pytest + bare loop): {float(plugin['wall_s']) / floor_s:.2f}x time"
     )
     if breakdown is not None:

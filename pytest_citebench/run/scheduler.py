@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_citebench.run.offload import Offload, auto_processes, can_fork
 from pytest_citebench.run.runner import Engine, Job, run_item
 from pytest_citebench.run.workers import prefetch_window, xdist_queue
 
@@ -51,6 +52,25 @@ class Scheduler:
         self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
         self._queue_owner: Any = None
         self._queue_checked = False
+        self._offload: Offload | None = None
+        if options.processes and not is_worker and not self._offloadable():
+            raise pytest.UsageError(
+                f"--citebench-processes {options.processes}: only the built-in models "
+                "(citebench/*) and answers files are solved in other processes; a provider's "
+                "calls run concurrently on one thread (--citebench-concurrency)"
+            )
+
+    def _offloadable(self) -> bool:
+        """Every model is pure Python in this process and no task sends requests of its own
+        (those need the recorder, which lives in this process)."""
+        return all(m.traits.runs_in_process for m in self.models) and not _tasks_make_requests()
+
+    def _processes(self, cases: int) -> int:
+        if self.is_worker or not cases or not self._offloadable():
+            return 0  # under xdist the workers are the other processes
+        if self.options.processes is None:
+            return auto_processes(cases)
+        return self.options.processes if can_fork() else 0
 
     @functools.cached_property
     def runs_inline(self) -> bool:
@@ -128,8 +148,16 @@ class Scheduler:
     def prefetch(self, session: pytest.Session) -> None:
         """Submit every item this process will run: all of them, or on an xdist worker, the ones
         already queued for it (refreshed as each test starts)."""
-        if not self.is_worker:
-            self.submit(session.items)
+        if self.is_worker:
+            return
+        jobs = [j for j in (getattr(i, "job", None) for i in session.items) if isinstance(j, Job)]
+        processes = self._processes(len(jobs))
+        if processes:
+            self._prepare()  # before the fork: the children inherit nltk and a frozen heap
+            self._offload = Offload(jobs, processes)
+            self._offload.start()
+            return
+        self.submit(session.items)
 
     def _prefetch_worker_queue(self, session: pytest.Session) -> None:
         if not self._queue_checked:
@@ -153,6 +181,9 @@ class Scheduler:
     def result_for(self, item: pytest.Item) -> ItemResult:
         """Block on the case's result, submitting it (and a worker's queue) if not yet running."""
         job = getattr(item, "job", None)
+        if self._offload is not None and isinstance(job, Job):
+            found = self._offload.result(item.nodeid)
+            return found if found is not None else self._run_inline(job)
         if self.runs_inline and isinstance(job, Job):
             return self._run_inline(job)
         if self.is_worker:
@@ -172,6 +203,9 @@ class Scheduler:
         if self._gc_thresholds is not None:
             gc.set_threshold(*self._gc_thresholds)
             self._gc_thresholds = None
+        if self._offload is not None:
+            self._offload.close()
+            self._offload = None
         for future in self._futures.values():
             future.cancel()
         self._futures.clear()

@@ -71,6 +71,7 @@ _SPECS = (
     Spec("retries", "int", "retries per call", low=0, high=100),
     Spec("timeout", "float", "seconds per call", low=0, low_open=True),
     Spec("concurrency", "int", "model calls in flight", low=1),
+    Spec("processes", "int", "processes solving the built-in models' cases", low=0),
     Spec("max_errors", "int", "errored items before the run stops", low=0),
     Spec("max_cost", "float", "dollars a recording may spend", low=0, low_open=True),
     Spec("show", "int", "worst answers shown per group", low=0),

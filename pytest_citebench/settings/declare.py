@@ -82,6 +82,13 @@ def add_flags(parser: pytest.Parser) -> None:
         "--citebench-concurrency", type=int, metavar="N", help="model calls in flight (16)"
     )
     group.addoption(
+        "--citebench-processes",
+        type=int,
+        metavar="N",
+        help="processes that solve and score the built-in models' cases beside pytest's own "
+        "(default: one per core but one, from 1,000 cases, on Linux; 0: in pytest's process)",
+    )
+    group.addoption(
         "--citebench-temperature", type=float, metavar="T", help="sampling temperature (1.0)"
     )
     group.addoption("--citebench-max-tokens", type=int, metavar="N", help="max tokens (256)")

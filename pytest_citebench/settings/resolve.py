@@ -76,7 +76,7 @@ def _parse_value(text: str) -> Any:
 _PROFILE_KEYS = ("temperature", "top_p", "max_tokens", "api_base", "retries", "timeout")
 _FLAGS = (
     *_PROFILE_KEYS,
-    *("concurrency", "max_errors", "max_cost", "show", "rag", "rag_k", "tolerance"),
+    *("concurrency", "processes", "max_errors", "max_cost", "show", "rag", "rag_k", "tolerance"),
     *("correction", "tables", "cassettes", "include_suspect"),
 )
 _TABLE = (
@@ -128,6 +128,8 @@ class Options:
     tables: str = "compact"
     # Items with a suspect gold (suites' ``gold_flags``) in the headline numbers too.
     include_suspect: bool = False
+    # Processes solving the built-in models' cases beside pytest's (run/offload.py); None: auto.
+    processes: int | None = None
     # --citebench-suite: suite name globs (run/sources.py picks the folders they name).
     suite_names: list[str] = field(default_factory=list)
 
@@ -228,6 +230,7 @@ class Options:
             if config.getoption("citebench_results")
             else None,
             concurrency=opt("concurrency", 16),
+            processes=opt("processes"),
             params=params,
             retry=retry,
             tasks=list(config.getoption("citebench_task") or []),
