@@ -105,7 +105,12 @@ class Agentic(Indirect):
         return () if self.protocol == "text" else tool_specs(self._library_kind(), SETTINGS.k)
 
     def prompt_texts(self, item: Sample) -> tuple[list[str], list[str]]:
-        return [item["citing_title"], item["sentence"]], [AGENT_SYSTEM.text]
+        """What an echo repeats: the text protocol's system turn holds the tools' text too (a
+        reply that was only its last line had read as an invented title)."""
+        instructions = [AGENT_SYSTEM.text]
+        if self.protocol == "text":
+            instructions.append(AGENT_TEXT_TOOLS.text)
+        return [item["citing_title"], item["sentence"]], instructions
 
     def hint(self, item: Sample, corpus: str | None, **extra: str) -> Hint:
         return Hint(self.name, item["sentence"], item.suite, corpus, extra, "title")

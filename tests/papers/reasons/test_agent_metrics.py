@@ -221,3 +221,25 @@ def test_text_protocol_malformed_action_then_a_limit() -> None:
     assert seen[1][-1].role == "user" and "could not read an action" in seen[1][-1].content
     assert "Result of search:" not in seen[1][-1].content
     assert "search" in seen[0][0].content and "JSON object" in seen[0][0].content
+
+
+@pytest.mark.parametrize("task", [Agentic(), AgenticText()])
+def test_a_text_answer_that_repeats_the_tools_text_is_an_echo(task: Agentic) -> None:
+    # SmolLM2-135M on agentic_text, reasons/nlp 2212.06972v2-s8, its whole reply: the last line
+    # of the tools' text. Read as a title not the gold (hallucinated) while the tools' text was
+    # not among the prompt's instructions; what the model was shown is an echo.
+    from pytest_citebench.api import Attempt, ScoredStage
+    from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
+
+    reply = "The result of each action comes back in the next message."
+    trace = Trace(steps=1, ended="text", cited={"text": reply})
+    first = task.parse(task.name, reply)
+    final = ScoredStage(
+        first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
+    )
+    scored = task.score(ITEM, Attempt((final,), corpus=None))
+    if task.protocol == "text":
+        assert scored.outcome == "unanswered", scored.reason
+        assert "echoes the prompt" in scored.reason
+    else:  # under function calling the model was never shown that text
+        assert scored.outcome == "hallucinated", scored.reason
