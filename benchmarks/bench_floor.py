@@ -223,8 +223,12 @@ def main() -> None:
     parser.add_argument("--model", default="citebench/bm25")
     parser.add_argument("--workers", default="0", help="pytest -n for the plugin and bare runs")
     parser.add_argument("--breakdown", action="store_true", help="where the plugin's time goes")
+    parser.add_argument(
+        "--processes", help="--citebench-processes for the plugin's runs (default: its own)"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    processes = ["--citebench-processes", args.processes] if args.processes else []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         loop_py = tmp / "bare_loop.py"
@@ -256,7 +260,7 @@ def main() -> None:
             [
                 PY, "-m", "pytest", "--citebench", args.suite, "-q", "-p", "no:cacheprovider",
                 "-n", args.workers, "--citebench-model", args.model,
-                f"--citebench-results={tmp / 'results.jsonl'}",
+                f"--citebench-results={tmp / 'results.jsonl'}", *processes,
             ],
             REPO,
         )  # fmt: skip
@@ -274,7 +278,7 @@ def main() -> None:
                     PY, "-m", "pytest", "-p", "citebench_breakdown", "--citebench", args.suite,
                     "-q", "-p", "no:cacheprovider", "-n", args.workers,
                     "--citebench-model", args.model,
-                    f"--citebench-results={tmp / 'results2.jsonl'}",
+                    f"--citebench-results={tmp / 'results2.jsonl'}", *processes,
                 ],
                 REPO,
             )  # fmt: skip

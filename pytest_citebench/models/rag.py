@@ -9,7 +9,6 @@ every report row say which one answered.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from pytest_citebench.api import (
     show_papers,
 )
 from pytest_citebench.errors import CitebenchError
-from pytest_citebench.models import Model, Traits
+from pytest_citebench.models import Model, Traits, blocking
 
 RAG_KINDS = ("naive", "advanced")
 DEFAULT_K = {"naive": 2, "advanced": 40}
@@ -140,7 +139,7 @@ class RagModel(Model):
 
         retriever = get_retriever(RETRIEVER[self.kind], hint.corpus)
         query = " ".join([hint.query, *hint.extra.values()])
-        hits = await asyncio.to_thread(retriever.search, query, k=self.k)
+        hits = await blocking(retriever.search, query, k=self.k)
         # The task judging the reply learns what "[2]" is (a reply may cite by number).
         show_papers(
             [

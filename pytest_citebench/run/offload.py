@@ -64,6 +64,9 @@ def usable_cpus() -> int:
 
 
 def _child_init() -> None:
+    from pytest_citebench.models import one_case_at_a_time
+
+    one_case_at_a_time()
     # Ctrl-C reaches the whole process group: the parent stops the run and then its children;
     # a child that died of it first would only turn the parent's cases into fallbacks.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -125,3 +125,21 @@ def test_auto_is_off_where_fork_is_not_the_safe_default(monkeypatch: pytest.Monk
     monkeypatch.setattr(offload, "can_fork", lambda: False)
     monkeypatch.setattr(offload, "usable_cpus", lambda: 8)
     assert offload.auto_processes(50_000) == 0
+
+
+def test_blocking_work_leaves_the_loop_unless_the_process_runs_one_case_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+    import threading
+
+    from pytest_citebench import models
+
+    def thread() -> int:
+        return threading.get_ident()
+
+    here = threading.get_ident()
+    assert asyncio.run(models.blocking(thread)) != here  # another case may need the loop
+    monkeypatch.setattr(models, "_ONE_CASE_AT_A_TIME", False)
+    models.one_case_at_a_time()  # what a child of run/offload.py calls first
+    assert asyncio.run(models.blocking(thread)) == here

@@ -20,7 +20,6 @@ A lookup that fails (network, 429, 5xx, cassette miss) is :class:`DOILookupError
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,6 +35,7 @@ from pytest_citebench.doi.offline import OfflineDirResolver, RegistryResolver
 from pytest_citebench.doi.records import DOICheck, DOIRecord
 from pytest_citebench.doi.resolve import BaseResolver, RateLimiter, Resolver
 from pytest_citebench.doi.titles import DEFAULT_THRESHOLD
+from pytest_citebench.models import blocking
 
 
 class OfflineSuiteResolver(BaseResolver):
@@ -203,7 +203,7 @@ async def check_dois(
 
     before = recording.miss_count()
     try:
-        checks = await asyncio.to_thread(_check_pairs, resolver, pairs)
+        checks = await blocking(_check_pairs, resolver, pairs)
     except Exception as exc:
         if recording.miss_count() > before:
             raise recording.miss_error() from None

@@ -51,6 +51,7 @@ from pytest_citebench.api import (
 )
 from pytest_citebench.doi.config import doi_config
 from pytest_citebench.doi.extract import normalize_doi
+from pytest_citebench.models import blocking
 from pytest_citebench.papers.arxeval.dois import (
     check_dois,
     check_record,
@@ -171,7 +172,7 @@ async def similarity_scores(answer: str, abstract: str) -> dict[str, float]:
     batcher = _batcher()
     future, lead = batcher.submit(answer, abstract)
     if lead:
-        await asyncio.to_thread(batcher.drain)
+        await blocking(batcher.drain)
     scores = await asyncio.wrap_future(future)
     return scores.to_dict()
 

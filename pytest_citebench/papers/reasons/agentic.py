@@ -18,7 +18,6 @@ in ``score``, pure, and ``rescore`` recomputes them with no call.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import replace
@@ -42,6 +41,7 @@ from pytest_citebench.api import (
 )
 from pytest_citebench.errors import CitebenchError, ProviderError
 from pytest_citebench.metricspec import MetricSpec
+from pytest_citebench.models import blocking
 from pytest_citebench.models.agent import parse_action
 from pytest_citebench.papers.reasons.agent_library import Found, Library, library
 from pytest_citebench.papers.reasons.agent_metrics import (
@@ -183,7 +183,7 @@ class Agentic(Indirect):
                 trace.ended, trace.cited = "text", {"text": reply.text}
                 return trace
             for call in calls:
-                result = await asyncio.to_thread(self._run_tool, call, found, trace)
+                result = await blocking(self._run_tool, call, found, trace)
                 if trace.ended == "cite":
                     return trace
                 text = _json(result)

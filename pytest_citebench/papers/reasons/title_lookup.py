@@ -17,13 +17,13 @@ failed: its kind is ``unverified``, never ``fabricated``, and the item is scored
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_citebench.api import Attempt, Sample, ScoredStage, Stage
+from pytest_citebench.models import blocking
 from pytest_citebench.papers.reasons.judgement import Judgement
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ async def with_lookup(judge: Judge, item: Sample, attempt: Attempt) -> Attempt:
     title = needs_lookup(item, judge(item, final, attempt.corpus), attempt.corpus, final.raw)
     if title is None:
         return attempt
-    lookup = await asyncio.to_thread(searcher().lookup, title)
+    lookup = await blocking(searcher().lookup, title)
     details = dict(final.details) if isinstance(final, ScoredStage) else {}
     details[LOOKUP_KEY] = lookup.to_json()
     looked = ScoredStage(final.name, final.raw, final.answer, final.abstained, details)
