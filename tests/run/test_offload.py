@@ -87,9 +87,7 @@ def test_processes_give_the_same_records_and_the_work_runs_in_a_child(run: Any) 
     assert forked_records == inline_records  # aggregates included, in the same order
 
 
-def test_a_child_that_dies_costs_only_time(
-    run: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_child_that_dies_costs_only_time(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     _, inline_records, _ = run("inline", "--citebench-processes", "0")
     monkeypatch.setenv("CITEBENCH_TEST_DIE", "1")
     outcome, records, pids = run("died", "--citebench-processes", "1")

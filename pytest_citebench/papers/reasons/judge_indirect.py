@@ -79,8 +79,37 @@ def settles_in_prose(r: TitleReply) -> Judgement | None:
 
 def passes_after_the_citing_title(r: TitleReply) -> Judgement | None:
     if r.echoes_citing and r.others and normalize(r.others[0]) == "pass":
-        return Judgement("abstained", "echoes the citing title, then says 'pass'", "pass")
+        return _echoed_pass(r) or Judgement(
+            "abstained", "echoes the citing title, then says 'pass'", "pass"
+        )
     return None
+
+
+_QUOTED_PASS = re.compile(r"""(\S+\s+\S+\s+\S+)\s+["'‘“]pass["'’”]""", re.IGNORECASE)
+
+
+def _echoed_pass(r: TitleReply) -> Judgement | None:
+    """*unanswered* when the reply's 'pass' is the instructions' own, in an echo of them."""
+    if _the_instructions_pass(r) and echoes(r.text, r.sources, r.instructions):
+        return Judgement("unanswered", f"echoes the prompt: {short(r.text)}", "")
+    return None
+
+
+def _the_instructions_pass(r: TitleReply) -> bool:
+    """Every 'pass' of the reply is the one the instructions quote, copied with the words that
+    lead to it ("... If you cannot find it, cite the title 'pass'"): Gemma 3 270M echoed the
+    agent's whole system turn, and its copy of that line had read as the model passing (13 of 25
+    items). A 'pass' the model writes as its answer ("the title ... is "Pass"") is its own."""
+    leads = {
+        " ".join(normalize(m.group(1)).split()[-3:])
+        for i in r.instructions
+        for m in _QUOTED_PASS.finditer(i)
+    }
+    words = normalize(r.text).split()
+    passes = [k for k, w in enumerate(words) if w == "pass"]
+    return bool(leads and passes) and all(
+        " ".join(words[max(0, k - 3) : k]) in leads for k in passes
+    )
 
 
 def self_citation_named_alone(r: TitleReply) -> Judgement | None:
@@ -103,7 +132,9 @@ def echoes_the_citing_title(r: TitleReply) -> Judgement | None:
 
 def gives_a_quoted_pass(r: TitleReply) -> Judgement | None:
     if not r.echoes_citing and _quoted_pass(r.flat):
-        return Judgement("abstained", "gives a quoted 'pass' as the answer", "pass")
+        return _echoed_pass(r) or Judgement(
+            "abstained", "gives a quoted 'pass' as the answer", "pass"
+        )
     return None
 
 

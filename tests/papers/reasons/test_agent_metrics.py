@@ -243,3 +243,73 @@ def test_a_text_answer_that_repeats_the_tools_text_is_an_echo(task: Agentic) -> 
         assert "echoes the prompt" in scored.reason
     else:  # under function calling the model was never shown that text
         assert scored.outcome == "hallucinated", scored.reason
+
+
+GEMMA_ECHO = (
+    '\n[INST] <<SYS>>\nI have taken a sentence from the research paper titled "A Survey of the '
+    'Usages of Deep Learning in Natural Language Processing". Find the research paper this '
+    "sentence is citing. You can search a library of research papers, read a paper's abstract, "
+    "and then cite the paper: by its id from a search, or by its title if you know it otherwise. "
+    "If you cannot find it, cite the title 'pass'.\n<</SYS>> achieved state ofart in QA "
+    "experiments on SQuAD 1.1 and SQuAD 2.0 datasets. Yang et al.  [/INST]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "outcome"),
+    [
+        # Gemma 3 270M on agentic, reasons/nlp 1807.10854v3-s239 (its reply, cut): the agent's
+        # system turn echoed whole, its 'pass' the instructions' own. It had read as abstained.
+        (GEMMA_ECHO * 2, "unanswered"),
+        # 1811.08619v2-s48's (its end): the instructions without the citing title, so the quoted
+        # 'pass' rule reads it first. It had read as abstained too.
+        (
+            "Find the research paper this sentence is citing. You can search a library of "
+            "research papers, read a paper's abstract, and then cite the paper: by its id from a "
+            "search, or by its title if you know it otherwise. If you cannot find it, cite the "
+            "title 'pass'.\n<",
+            "unanswered",
+        ),
+        # The citing title echoed, then the model's own 'pass': still a pass.
+        (
+            'The sentence is from "A Survey of the Usages of Deep Learning in Natural Language '
+            "Processing\". I cannot find the cited paper, so: 'pass'",
+            "abstained",
+        ),
+        # SmolLM2-135M's form (reasons/adversarial 1801.06353v4-s21, indirect): the question's
+        # words, then its own answer "Pass": a pass, though it repeats the instructions.
+        (
+            'The sentence is referencing a paper titled "A Survey of the Usages of Deep Learning '
+            'in Natural Language Processing" and the title of the possible research paper that '
+            'this sentence is citing to is "Pass".',
+            "abstained",
+        ),
+    ],
+)
+def test_a_pass_copied_with_the_instructions_is_an_echo_not_a_pass(
+    reply: str, outcome: str
+) -> None:
+    from pytest_citebench.api import Attempt, ScoredStage
+    from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
+
+    task = Agentic()
+    item = Sample(
+        "reasons/nlp",
+        "1807.10854v3-s239",
+        {
+            "citing_title": "A Survey of the Usages of Deep Learning in Natural Language Processing",
+            "sentence": "achieved state ofart in QA experiments on SQuAD 1.1 and SQuAD 2.0 "
+            "datasets. Yang et al.",
+            "cited_title": "End-to-End Open-Domain Question Answering with BERTserini",
+            "cited_authors": "Wei Yang",
+            "cited_arxiv_id": "1902.01718",
+        },
+        1,
+    )
+    trace = Trace(steps=1, ended="text", cited={"text": reply})
+    first = task.parse(task.name, reply)
+    final = ScoredStage(
+        first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
+    )
+    scored = task.score(item, Attempt((final,), corpus=None))
+    assert scored.outcome == outcome, scored.reason

@@ -210,3 +210,30 @@ def test_each_indirect_rule_judges_its_own_case(rule: str, tmp_path: Any) -> Non
     assert first_rule(judge_indirect.RULES, reply) == rule
     score = task.score(item, Attempt((task.parse(stage, raw),), corpus=str(corpus)))
     assert (score.outcome, score.reason[: len(reason)]) == (outcome, reason), score.reason
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        # SmolLM2-135M (reasons/adversarial 1801.06353v4-s21): the question's words, then its own
+        # answer "Pass": a pass, though it repeats a run of the instructions.
+        (
+            'The sentence is referencing a paper titled "Policy Search for Robot Control" and the '
+            'title of the possible research paper that this sentence is citing to is "Pass".',
+            "abstained",
+        ),
+        # A base model's echo of the whole prompt: its 'pass' is the instructions' own.
+        (
+            'I have taken a sentence from the research paper titled "Policy Search for Robot '
+            'Control", give me the title of the possible research paper that this sentence is '
+            "citing to. If you are not able to come up with the paper title write 'pass'.",
+            "unanswered",
+        ),
+    ],
+)
+def test_a_pass_is_the_models_unless_copied_with_the_words_that_lead_to_it(
+    raw: str, outcome: str
+) -> None:
+    task, item = Indirect(), Sample("test/suite", "item-1", GOLD, 1)
+    score = task.score(item, Attempt((task.parse("indirect", raw),), corpus=None))
+    assert score.outcome == outcome, score.reason
