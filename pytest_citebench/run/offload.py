@@ -177,3 +177,7 @@ class Offload:
             for process in children:
                 if process.is_alive():
                     process.terminate()
+            # Gone before the run goes on: a child holds copies of the parent's descriptors
+            # (the results file's lock among them) for as long as it lives.
+            for process in children:
+                process.join(timeout=5)

@@ -1,6 +1,7 @@
-"""When each case runs: ahead of its test on the engine's thread, or inline on pytest's thread
-(a replay), with the collector tuned and litellm, vcrpy and nltk prepared once, before the first.
-On an xdist worker it peeks at the worker's queue so the cases it will run next start early."""
+"""When each case runs: ahead of its test on the engine's thread, inline on pytest's thread
+(a replay), or in forked children (the built-in models, ``offload``), with the collector tuned
+and litellm, vcrpy and nltk prepared once, before the first. On an xdist worker it peeks at the
+worker's queue so the cases it will run next start early."""
 
 from __future__ import annotations
 
@@ -147,7 +148,8 @@ class Scheduler:
 
     def prefetch(self, session: pytest.Session) -> None:
         """Submit every item this process will run: all of them, or on an xdist worker, the ones
-        already queued for it (refreshed as each test starts)."""
+        already queued for it (refreshed as each test starts); or, for the built-in models, hand
+        them to forked children (``offload``) that solve them beside pytest's thread."""
         if self.is_worker:
             return
         jobs = [j for j in (getattr(i, "job", None) for i in session.items) if isinstance(j, Job)]

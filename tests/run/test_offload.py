@@ -85,6 +85,9 @@ def test_processes_give_the_same_records_and_the_work_runs_in_a_child(run: Any) 
     assert len(forked_pids) == cases and str(os.getpid()) not in forked_pids
     assert len(set(forked_pids)) == 1  # one child ran every case
     assert forked_records == inline_records  # aggregates included, in the same order
+    # A second run into the same file right after: no child of the first holds its lock.
+    again, again_records, _ = run("forked", "--citebench-processes", "1")
+    assert again.ret == 0 and again_records == inline_records
 
 
 def test_a_child_that_dies_costs_only_time(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
