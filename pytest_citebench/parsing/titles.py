@@ -114,6 +114,9 @@ _DESCRIBES = re.compile(r"(?:this|these|it|we|they|here)\s+\w+\s+\w+", re.IGNORE
 _FIRST_PERSON = re.compile(r"^(?:we|i|our|us)\b", re.IGNORECASE)
 
 
+_TAGS_ONLY = re.compile(r"\s*(?:</?[A-Za-z][^<>]*>\s*)+")
+
+
 def not_a_title(text: str, raw: str = "") -> str | None:
     """Why an unquoted span of free text names no paper, or None when it could be a title.
 
@@ -127,6 +130,9 @@ def not_a_title(text: str, raw: str = "") -> str | None:
     words = text.split()
     if not re.search(r"[^\W\d_]{3,}", text):
         return "no word of three letters, names no paper"  # "A: A"
+    if _TAGS_ONLY.fullmatch(text):
+        # Gemma 3 270M's whole reply once: '<img src="https://i.imgur.com/2416308.png">'.
+        return "markup (a tag and its attributes), names no paper"
     if len(words) < 2 and not _NAME_WORD.fullmatch(text.strip()):
         # "DVS", "LTM+", "sis"; a coined name in mixed case ("HyperNetworks") may be a title.
         return "a single word names no paper"

@@ -313,3 +313,26 @@ def test_a_pass_copied_with_the_instructions_is_an_echo_not_a_pass(
     )
     scored = task.score(item, Attempt((final,), corpus=None))
     assert scored.outcome == outcome, scored.reason
+
+
+@pytest.mark.parametrize(
+    ("reply", "outcome"),
+    [
+        # Gemma 3 270M on agentic_text, reasons/nlp 1812.05634v2-s29, its whole reply: a tag.
+        ('<img src="https://i.imgur.com/2416308.png">', "unanswered"),
+        # A title inside markup is still read.
+        ("<b>Attention Is All You Need</b>", "correct"),
+    ],
+)
+def test_markup_alone_names_no_paper(reply: str, outcome: str) -> None:
+    from pytest_citebench.api import Attempt, ScoredStage
+    from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
+
+    task = AgenticText()
+    trace = Trace(steps=1, ended="text", cited={"text": reply})
+    first = task.parse(task.name, reply)
+    final = ScoredStage(
+        first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
+    )
+    scored = task.score(ITEM, Attempt((final,), corpus=None))
+    assert scored.outcome == outcome, scored.reason
