@@ -307,9 +307,23 @@ def title_quotes(line: str) -> list[tuple[int, int, str]]:
     return out
 
 
+#: A sentence's connective and its comma opens a sentence; no title opens so. SmolLM2-135M's
+#: 'The revised sentence would be: "However, requiring EHRs as context for question generation
+#: limits scalability"' (a rephrasing of the prompt's sentence) had read as a wrong title.
+_CONNECTIVE = re.compile(
+    r"[\"'“‘*_(\[\s]*(?:however|moreover|furthermore|therefore|thus|hence|unfortunately|"
+    r"additionally|consequently|nevertheless|meanwhile|similarly|likewise|in\s+addition|"
+    r"in\s+contrast|for\s+example|for\s+instance),\s",
+    re.IGNORECASE,
+)
+
+
 def _prose_line(line: str, body: str) -> bool:
     """A line that is a sentence about the question rather than an answer: a first- or
-    second-person sentence, or prose whose lead-in (if any) is not followed by a title."""
+    second-person sentence, a sentence opened by a connective ("However, ..."), or prose whose
+    lead-in (if any) is not followed by a title."""
+    if _CONNECTIVE.match(line):
+        return True
     words = line.split()
     sentence = line.rstrip(" *_\"'”’").endswith(".") or re.search(r"[a-z]\.\s+[A-Z]", line)
     if _PRONOUN.search(line) and len(words) > 4 and sentence:

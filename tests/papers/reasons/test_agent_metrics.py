@@ -336,3 +336,27 @@ def test_markup_alone_names_no_paper(reply: str, outcome: str) -> None:
     )
     scored = task.score(ITEM, Attempt((final,), corpus=None))
     assert scored.outcome == outcome, scored.reason
+
+
+def test_a_quoted_sentence_opened_by_a_connective_is_no_title() -> None:
+    # SmolLM2-135M on agentic, reasons/nlp 2308.14089v2-s27 (its reply's end): a rephrasing of
+    # the prompt's sentence, quoted, had read as a title that is not the gold (hallucinated).
+    from pytest_citebench.api import Attempt, ScoredStage
+    from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
+
+    reply = (
+        "The sentence is not entirely incorrect. The original text implies that the use of EHRs "
+        "as context for question generation limits scalability.\n\nThe original text could have "
+        'been rephrased to avoid this ambiguity: "However, requiring EHRs as context for '
+        'question generation limits scalability" instead of "This sentence is not entirely '
+        'incorrect." The revised sentence would be: "However, requiring EHRs as context for '
+        'question generation limits scalability"'
+    )
+    task = Agentic()
+    trace = Trace(steps=1, ended="text", cited={"text": reply})
+    first = task.parse(task.name, reply)
+    final = ScoredStage(
+        first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
+    )
+    scored = task.score(ITEM, Attempt((final,), corpus=None))
+    assert scored.outcome == "unanswered", scored.reason
