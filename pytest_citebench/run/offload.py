@@ -10,8 +10,9 @@ pickled but span bounds and results) and builds its own indexes; results come ba
 most ``window`` spans ahead of the test that needs them, so they never pile up in memory.
 
 Never a different answer: a case runs the same ``run_item`` as on the engine, and a case whose
-span cannot come back (a child killed, a span not submitted because pytest runs items in
-another order) runs on pytest's thread instead, with a warning saying why.
+span cannot come back runs on pytest's thread instead: after a child died, with a warning
+saying why; when pytest asks for a case whose span was not submitted yet (another plugin
+reordered the items), silently, as the result is the same.
 """
 
 from __future__ import annotations
