@@ -68,13 +68,18 @@ _SHARED_MAX = 65536
 _SHORT = 40
 
 
-def _shared(text: str) -> str:
-    found = _SHARED.get(text)
+def _pooled(pool: dict[str, str], text: str) -> str:
+    """The pool's copy of ``text``, added while the pool holds fewer than ``_SHARED_MAX``."""
+    found = pool.get(text)
     if found is None:
-        if len(_SHARED) >= _SHARED_MAX:
+        if len(pool) >= _SHARED_MAX:
             return text
-        found = _SHARED[text] = text
+        found = pool[text] = text
     return found
+
+
+def _shared(text: str) -> str:
+    return _pooled(_SHARED, text)
 
 
 def compact(record: dict[str, Any]) -> dict[str, Any]:
@@ -116,12 +121,7 @@ def _nested(value: Any, seen: dict[str, str]) -> Any:
     if cls is str:
         if len(value) > _NESTED_LONGEST:
             return seen.setdefault(value, value)
-        found = _NESTED.get(value)
-        if found is None:
-            if len(_NESTED) >= _SHARED_MAX:
-                return value
-            found = _NESTED[value] = value
-        return found
+        return _pooled(_NESTED, value)
     if cls is dict:
         return {_shared(k): _nested(v, seen) for k, v in value.items()}
     if cls is list:

@@ -223,21 +223,26 @@ def test_text_protocol_malformed_action_then_a_limit() -> None:
     assert "search" in seen[0][0].content and "JSON object" in seen[0][0].content
 
 
-@pytest.mark.parametrize("task", [Agentic(), AgenticText()])
-def test_a_text_answer_that_repeats_the_tools_text_is_an_echo(task: Agentic) -> None:
-    # SmolLM2-135M on agentic_text, reasons/nlp 2212.06972v2-s8, its whole reply: the last line
-    # of the tools' text. Read as a title not the gold (hallucinated) while the tools' text was
-    # not among the prompt's instructions; what the model was shown is an echo.
+def _scored_text_answer(task: Agentic, item: Sample, reply: str) -> Any:
+    """How ``task`` scores a one-turn trajectory whose model answered ``reply`` in text, no call."""
     from pytest_citebench.api import Attempt, ScoredStage
     from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
 
-    reply = "The result of each action comes back in the next message."
     trace = Trace(steps=1, ended="text", cited={"text": reply})
     first = task.parse(task.name, reply)
     final = ScoredStage(
         first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
     )
-    scored = task.score(ITEM, Attempt((final,), corpus=None))
+    return task.score(item, Attempt((final,), corpus=None))
+
+
+@pytest.mark.parametrize("task", [Agentic(), AgenticText()])
+def test_a_text_answer_that_repeats_the_tools_text_is_an_echo(task: Agentic) -> None:
+    # SmolLM2-135M on agentic_text, reasons/nlp 2212.06972v2-s8, its whole reply: the last line
+    # of the tools' text. Read as a title not the gold (hallucinated) while the tools' text was
+    # not among the prompt's instructions; what the model was shown is an echo.
+    reply = "The result of each action comes back in the next message."
+    scored = _scored_text_answer(task, ITEM, reply)
     if task.protocol == "text":
         assert scored.outcome == "unanswered", scored.reason
         assert "echoes the prompt" in scored.reason
@@ -289,9 +294,6 @@ GEMMA_ECHO = (
 def test_a_pass_copied_with_the_instructions_is_an_echo_not_a_pass(
     reply: str, outcome: str
 ) -> None:
-    from pytest_citebench.api import Attempt, ScoredStage
-    from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
-
     task = Agentic()
     item = Sample(
         "reasons/nlp",
@@ -306,12 +308,7 @@ def test_a_pass_copied_with_the_instructions_is_an_echo_not_a_pass(
         },
         1,
     )
-    trace = Trace(steps=1, ended="text", cited={"text": reply})
-    first = task.parse(task.name, reply)
-    final = ScoredStage(
-        first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
-    )
-    scored = task.score(item, Attempt((final,), corpus=None))
+    scored = _scored_text_answer(task, item, reply)
     assert scored.outcome == outcome, scored.reason
 
 
@@ -325,25 +322,14 @@ def test_a_pass_copied_with_the_instructions_is_an_echo_not_a_pass(
     ],
 )
 def test_markup_alone_names_no_paper(reply: str, outcome: str) -> None:
-    from pytest_citebench.api import Attempt, ScoredStage
-    from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
-
     task = AgenticText()
-    trace = Trace(steps=1, ended="text", cited={"text": reply})
-    first = task.parse(task.name, reply)
-    final = ScoredStage(
-        first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
-    )
-    scored = task.score(ITEM, Attempt((final,), corpus=None))
+    scored = _scored_text_answer(task, ITEM, reply)
     assert scored.outcome == outcome, scored.reason
 
 
 def test_a_quoted_sentence_opened_by_a_connective_is_no_title() -> None:
     # SmolLM2-135M on agentic, reasons/nlp 2308.14089v2-s27 (its reply's end): a rephrasing of
     # the prompt's sentence, quoted, had read as a title that is not the gold (hallucinated).
-    from pytest_citebench.api import Attempt, ScoredStage
-    from pytest_citebench.papers.reasons.agent_metrics import TRACE_KEY
-
     reply = (
         "The sentence is not entirely incorrect. The original text implies that the use of EHRs "
         "as context for question generation limits scalability.\n\nThe original text could have "
@@ -353,10 +339,5 @@ def test_a_quoted_sentence_opened_by_a_connective_is_no_title() -> None:
         'question generation limits scalability"'
     )
     task = Agentic()
-    trace = Trace(steps=1, ended="text", cited={"text": reply})
-    first = task.parse(task.name, reply)
-    final = ScoredStage(
-        first.name, first.raw, first.answer, first.abstained, {TRACE_KEY: trace.to_json()}
-    )
-    scored = task.score(ITEM, Attempt((final,), corpus=None))
+    scored = _scored_text_answer(task, ITEM, reply)
     assert scored.outcome == "unanswered", scored.reason
